@@ -1,0 +1,213 @@
+package canonjson
+
+import (
+	"bytes"
+	"unicode/utf8"
+)
+
+// The helpers below read canonical JSON (no whitespace, well formed) without
+// decoding it. On other input they never panic; they may return nonsense.
+
+// SkipString returns the offset just past the string that starts at
+// data[i] (a quote).
+func SkipString(data []byte, i int) int {
+	j := i + 1
+	for {
+		k := bytes.IndexByte(data[j:], '"')
+		if k < 0 {
+			return len(data)
+		}
+		j += k
+		// An escaped quote has an odd number of backslashes before it.
+		n := 0
+		for p := j - 1; p > i && data[p] == '\\'; p-- {
+			n++
+		}
+		j++
+		if n%2 == 0 {
+			return j
+		}
+	}
+}
+
+// SkipValue returns the offset just past the value that starts at data[i].
+func SkipValue(data []byte, i int) int {
+	if i >= len(data) {
+		return len(data)
+	}
+	switch data[i] {
+	case '"':
+		return SkipString(data, i)
+	case '{', '[':
+		depth := 0
+		for i < len(data) {
+			switch data[i] {
+			case '"':
+				i = SkipString(data, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return len(data)
+	default:
+		for i < len(data) {
+			switch data[i] {
+			case ',', '}', ']', ':':
+				return i
+			}
+			i++
+		}
+		return i
+	}
+}
+
+// ForEachMember calls fn with the raw key (the bytes between the quotes,
+// escapes intact) and the value of each member of the object obj, in order,
+// until fn returns false. It does nothing when obj is not an object.
+func ForEachMember(obj []byte, fn func(key, val []byte) bool) {
+	if len(obj) < 2 || obj[0] != '{' {
+		return
+	}
+	i := 1
+	for i < len(obj) && obj[i] == '"' {
+		kEnd := SkipString(obj, i)
+		if kEnd >= len(obj) || obj[kEnd] != ':' {
+			return
+		}
+		key := obj[i+1 : kEnd-1]
+		vStart := kEnd + 1
+		vEnd := SkipValue(obj, vStart)
+		if !fn(key, obj[vStart:vEnd]) {
+			return
+		}
+		if vEnd >= len(obj) || obj[vEnd] != ',' {
+			return
+		}
+		i = vEnd + 1
+	}
+}
+
+// ForEachElement calls fn with each element of the array arr, in order,
+// until fn returns false. It does nothing when arr is not an array.
+func ForEachElement(arr []byte, fn func(val []byte) bool) {
+	if len(arr) < 2 || arr[0] != '[' || arr[1] == ']' {
+		return
+	}
+	i := 1
+	for i < len(arr) {
+		end := SkipValue(arr, i)
+		if !fn(arr[i:end]) {
+			return
+		}
+		if end >= len(arr) || arr[end] != ',' {
+			return
+		}
+		i = end + 1
+	}
+}
+
+// Kind is the JSON type of a value, named by its first byte: '"' string,
+// '{' object, '[' array, 't'/'f' boolean, 'n' null, '0' number, 0 nothing.
+func Kind(val []byte) byte {
+	if len(val) == 0 {
+		return 0
+	}
+	switch c := val[0]; c {
+	case '"', '{', '[', 't', 'f', 'n':
+		return c
+	default:
+		return '0'
+	}
+}
+
+// TypeName names the JSON type of val as encoding/json does in its
+// "cannot unmarshal X into ..." messages.
+func TypeName(val []byte) string {
+	switch Kind(val) {
+	case '"':
+		return "string"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "bool"
+	case 'n':
+		return "null"
+	case '0':
+		return "number"
+	}
+	return "nothing"
+}
+
+// String decodes the string value val. ok is false when val is not a string.
+func String(val []byte) (s string, ok bool) {
+	if len(val) < 2 || val[0] != '"' {
+		return "", false
+	}
+	body := val[1 : len(val)-1]
+	if bytes.IndexByte(body, '\\') < 0 {
+		return string(body), true
+	}
+	var b []byte
+	if _, err := unquote(&b, val, 0); err != nil {
+		return "", false
+	}
+	return string(b), true
+}
+
+// RawString returns the bytes of the string value val without its quotes,
+// decoding escapes only when there are any. ok is false when val is not a
+// string.
+func RawString(val []byte) (b []byte, ok bool) {
+	if len(val) < 2 || val[0] != '"' {
+		return nil, false
+	}
+	body := val[1 : len(val)-1]
+	if bytes.IndexByte(body, '\\') < 0 {
+		return body, true
+	}
+	if _, err := unquote(&b, val, 0); err != nil {
+		return nil, false
+	}
+	return b, true
+}
+
+// KeyIs reports whether the raw key equals name.
+func KeyIs(key []byte, name string) bool { return string(key) == name }
+
+// KeyFold reports whether the decoded raw key equals name under Unicode
+// simple case folding, which is how encoding/json matches object keys to
+// struct fields.
+func KeyFold(key []byte, name string) bool {
+	if len(key) == len(name) && asciiEqualFold(key, name) {
+		return true
+	}
+	for _, c := range key {
+		if c >= utf8.RuneSelf || c == '\\' {
+			k, ok := String(append(append([]byte{'"'}, key...), '"'))
+			return ok && bytes.EqualFold([]byte(k), []byte(name))
+		}
+	}
+	return false
+}
+
+func asciiEqualFold(a []byte, b string) bool {
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if x == y {
+			continue
+		}
+		if x|0x20 != y|0x20 || x|0x20 < 'a' || x|0x20 > 'z' {
+			return false
+		}
+	}
+	return true
+}
