@@ -1,0 +1,537 @@
+package declcfg
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"regexp"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"golang.org/x/text/cases"
+
+	"github.com/fastopm/fastopm/pkg/canonjson"
+	"github.com/fastopm/fastopm/pkg/indexignore"
+)
+
+// Blob is one object of a catalog file, as the loader hands it to a
+// WalkFunc.
+type Blob struct {
+	Meta
+
+	// Path is the file's slash-separated path relative to the catalog root.
+	Path string
+	// File is the index of the file in walk order and Index the position of
+	// the blob in its file: together they give upstream's sequential order.
+	File, Index int
+	// Line and Col locate the blob's first byte in the file (1-based).
+	Line, Col int
+	// Offset is the byte offset of the blob in the file. When Verbatim is
+	// true, Blob (the canonical JSON) is exactly the file's bytes
+	// [Offset, Offset+len(Blob)), so a consumer may drop it and read it
+	// back from the file later.
+	Offset   int
+	Verbatim bool
+}
+
+// Pos formats the blob's position as path:line:col.
+func (b *Blob) Pos() string { return fmt.Sprintf("%s:%d:%d", b.Path, b.Line, b.Col) }
+
+// WalkFunc receives each blob of a catalog. It is called from several
+// goroutines at once; the Blob and its bytes are only valid during the call.
+// Returning an error stops the walk.
+type WalkFunc func(b *Blob) error
+
+// Error is a problem with a catalog file or blob, located by file, line and
+// column (0 when unknown).
+type Error struct {
+	Path      string
+	Line, Col int
+	Err       error
+}
+
+func (e *Error) Error() string {
+	switch {
+	case e.Line > 0 && e.Col > 0:
+		return fmt.Sprintf("%s:%d:%d: %v", e.Path, e.Line, e.Col, e.Err)
+	case e.Line > 0:
+		return fmt.Sprintf("%s:%d: %v", e.Path, e.Line, e.Err)
+	default:
+		return fmt.Sprintf("%s: %v", e.Path, e.Err)
+	}
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errors is every problem a walk found, in file order.
+type Errors []*Error
+
+func (es Errors) Error() string {
+	msgs := make([]string, len(es))
+	for i, e := range es {
+		msgs[i] = e.Error()
+	}
+	return strings.Join(msgs, "\n")
+}
+
+// Unwrap gives errors.Is and errors.As access to every problem.
+func (es Errors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
+}
+
+// ErrNotCatalog marks files that are not JSON or YAML catalog text at all.
+var ErrNotCatalog = errors.New("not a catalog file")
+
+const notCatalogHint = "; if this file is not part of the catalog, list it in an .indexignore file"
+
+type walkOptions struct {
+	concurrency int
+}
+
+// WalkOption configures Walk.
+type WalkOption func(*walkOptions)
+
+// WithConcurrency sets how many files are parsed at once (default: the
+// number of CPUs).
+func WithConcurrency(n int) WalkOption {
+	return func(o *walkOptions) {
+		if n > 0 {
+			o.concurrency = n
+		}
+	}
+}
+
+// Walk reads every catalog file under root (honouring .indexignore files),
+// in parallel, and calls fn for each blob. Files are read once; blob bytes
+// are canonical JSON, aliasing the file's bytes when they already are.
+//
+// Walk does not stop at the first bad file: it returns every file and blob
+// problem it found as Errors (in file order), after fn has seen every good
+// blob. An error returned by fn, or a cancelled context, stops the walk and
+// is returned as is.
+func Walk(ctx context.Context, root fs.FS, fn WalkFunc, opts ...WalkOption) error {
+	if root == nil {
+		return errors.New("no declarative config filesystem provided")
+	}
+	o := walkOptions{concurrency: runtime.GOMAXPROCS(0)}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	files, errs := listFiles(root)
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var (
+		mu     sync.Mutex
+		next   int
+		wg     sync.WaitGroup
+		perErr = make([]Errors, len(files))
+	)
+	for w := 0; w < min(o.concurrency, max(len(files), 1)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var p parser
+			for {
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if i >= len(files) || ctx.Err() != nil {
+					return
+				}
+				fileErrs, err := p.parseFile(root, files[i], i, fn)
+				if err != nil {
+					cancel(err)
+					return
+				}
+				perErr[i] = fileErrs
+			}
+		}()
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return err
+	}
+	for _, fe := range perErr {
+		errs = append(errs, fe...)
+	}
+	if len(errs) > 0 {
+		sort.SliceStable(errs, func(i, j int) bool { return errs[i].Path < errs[j].Path })
+		return errs
+	}
+	return nil
+}
+
+// listFiles walks root and returns the catalog files in fs.WalkDir order,
+// skipping .indexignore files and the paths they exclude.
+func listFiles(root fs.FS) ([]string, Errors) {
+	var (
+		files   []string
+		errs    Errors
+		matcher indexignore.Matcher
+	)
+	err := fs.WalkDir(root, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			errs = append(errs, &Error{Path: p, Err: fmt.Errorf("cannot read: %w", unwrapPathError(err))})
+			if d != nil && d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			content, err := fs.ReadFile(root, path.Join(p, indexignore.FileName))
+			switch {
+			case err == nil:
+				if err := matcher.Add(p, content); err != nil {
+					errs = append(errs, &Error{Path: path.Join(p, indexignore.FileName), Err: err})
+				}
+			case !errors.Is(err, fs.ErrNotExist):
+				errs = append(errs, &Error{Path: path.Join(p, indexignore.FileName), Err: fmt.Errorf("cannot read: %w", unwrapPathError(err))})
+			}
+			return nil
+		}
+		if d.Name() == indexignore.FileName || matcher.Match(p) {
+			return nil
+		}
+		files = append(files, p)
+		return nil
+	})
+	if err != nil {
+		errs = append(errs, &Error{Path: ".", Err: err})
+	}
+	return files, errs
+}
+
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	return err
+}
+
+// parser is one worker's reusable state.
+type parser struct {
+	buf   []byte
+	canon canonjson.Canonicalizer
+	yaml  []byte
+	blob  Blob
+}
+
+// readFile reads the whole file into the worker's buffer.
+func (p *parser) readFile(root fs.FS, name string) ([]byte, error) {
+	f, err := root.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	size := 0
+	if st, err := f.Stat(); err == nil {
+		if st.IsDir() {
+			return nil, errors.New("is a directory")
+		}
+		size = int(st.Size())
+	}
+	if cap(p.buf) < size+1 {
+		p.buf = make([]byte, 0, size+512)
+	}
+	buf := p.buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	p.buf = buf
+	return buf, nil
+}
+
+// parseFile reads one file and hands its blobs to fn. Problems with the
+// file's content are returned as Errors; err is fn's error.
+func (p *parser) parseFile(root fs.FS, name string, fileIdx int, fn WalkFunc) (Errors, error) {
+	src, err := p.readFile(root, name)
+	if err != nil {
+		return Errors{{Path: name, Err: fmt.Errorf("cannot read: %w", unwrapPathError(err))}}, nil
+	}
+	if len(bytes.TrimSpace(src)) == 0 {
+		return Errors{{Path: name, Err: fmt.Errorf("%w: the file is empty"+notCatalogHint, ErrNotCatalog)}}, nil
+	}
+	lc := lineCounter{src: src, line: 1}
+	var errs Errors
+	emit := func(off int, verbatim bool, canon []byte, line, col int) error {
+		b := &p.blob
+		*b = Blob{Path: name, File: fileIdx, Index: b.Index, Line: line, Col: col, Offset: off, Verbatim: verbatim}
+		b.Blob = canon
+		if err := extractMeta(&b.Meta); err != nil {
+			errs = append(errs, &Error{Path: name, Line: line, Col: col, Err: err})
+			return nil
+		}
+		b.Index++
+		return fn(b)
+	}
+	p.blob.Index = 0
+
+	if canonjson.IsJSONStream(src) {
+		pos := 0
+		for {
+			canon, start, end, err := p.canon.Value(src, pos)
+			if err != nil {
+				var se *canonjson.SyntaxError
+				off := end
+				if errors.As(err, &se) {
+					off = se.Offset
+				}
+				line, col := lc.at(off)
+				errs = append(errs, &Error{Path: name, Line: line, Col: col, Err: fmt.Errorf("invalid JSON: %w", err)})
+				return errs, nil
+			}
+			if canon == nil {
+				return errs, nil
+			}
+			line, col := lc.at(start)
+			verbatim := end-start == len(canon) && len(canon) > 0 && &canon[0] == &src[start]
+			if err := emit(start, verbatim, canon, line, col); err != nil {
+				return errs, err
+			}
+			pos = end
+		}
+	}
+
+	if bad := firstBinary(src); bad >= 0 {
+		line, col := lc.at(bad)
+		return append(errs, &Error{Path: name, Line: line, Col: col, Err: fmt.Errorf("%w: binary data (byte 0x%02x) in a file that is neither JSON nor YAML text"+notCatalogHint, ErrNotCatalog, src[bad])}), nil
+	}
+	var fnErr error
+	splitErr := canonjson.SplitYAML(src, func(doc canonjson.YAMLDoc) error {
+		off := int(offsetOf(src, doc.Data))
+		line, col := doc.Line, 1
+		if isBlank(doc.Data) {
+			errs = append(errs, &Error{Path: name, Line: line, Err: errors.New("empty YAML document (only blank lines or comments between separators): every document must be an object with a schema")})
+			return nil
+		}
+		var err error
+		p.yaml, err = canonjson.FromYAML(p.yaml[:0], doc.Data)
+		if err != nil {
+			errs = append(errs, yamlError(name, doc, err))
+			return nil
+		}
+		if err := emit(off, false, p.yaml, line, col); err != nil {
+			fnErr = err
+			return err
+		}
+		return nil
+	})
+	if fnErr != nil {
+		return errs, fnErr
+	}
+	if splitErr != nil {
+		var le *canonjson.LineError
+		e := &Error{Path: name, Err: splitErr}
+		if errors.As(splitErr, &le) {
+			e.Line, e.Err = le.Line, le.Err
+		}
+		errs = append(errs, e)
+	}
+	return errs, nil
+}
+
+func offsetOf(src, sub []byte) int {
+	if len(sub) == 0 {
+		return 0
+	}
+	for i := range src {
+		if &src[i] == &sub[0] {
+			return i
+		}
+	}
+	return 0
+}
+
+func isBlank(doc []byte) bool {
+	for len(doc) > 0 {
+		nl := bytes.IndexByte(doc, '\n')
+		line := doc
+		if nl >= 0 {
+			line, doc = doc[:nl], doc[nl+1:]
+		} else {
+			doc = nil
+		}
+		t := bytes.TrimSpace(line)
+		if len(t) > 0 && t[0] != '#' {
+			return false
+		}
+	}
+	return true
+}
+
+// firstBinary returns the offset of the first NUL byte or invalid UTF-8 in
+// src, or -1. YAML text can hold neither.
+func firstBinary(src []byte) int {
+	if i := bytes.IndexByte(src, 0); i >= 0 {
+		return i
+	}
+	if utf8.Valid(src) {
+		return -1
+	}
+	for i := 0; i < len(src); {
+		r, size := utf8.DecodeRune(src[i:])
+		if r == utf8.RuneError && size == 1 {
+			return i
+		}
+		i += size
+	}
+	return -1
+}
+
+var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): `)
+
+// yamlError turns a go-yaml error into an Error at the file's line.
+func yamlError(name string, doc canonjson.YAMLDoc, err error) *Error {
+	msg := err.Error()
+	e := &Error{Path: name, Line: doc.Line}
+	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		if n, convErr := strconv.Atoi(m[1]); convErr == nil {
+			e.Line = doc.Line + n - 1
+		}
+		msg = strings.TrimPrefix(msg, m[0])
+	} else {
+		msg = strings.TrimPrefix(msg, "yaml: ")
+	}
+	if strings.HasPrefix(msg, "unmarshal errors") || strings.Contains(msg, "cannot unmarshal") {
+		e.Err = fmt.Errorf("invalid YAML: %s", msg)
+	} else {
+		e.Err = fmt.Errorf("invalid YAML: %s"+notCatalogHint, msg)
+	}
+	return e
+}
+
+// lineCounter turns increasing byte offsets into line and column numbers
+// without rescanning the file.
+type lineCounter struct {
+	src       []byte
+	off  int // offset of the start of line
+	line int
+}
+
+func (lc *lineCounter) at(off int) (line, col int) {
+	if off < lc.off {
+		lc.off, lc.line = 0, 1
+	}
+	off = min(off, len(lc.src))
+	for {
+		nl := bytes.IndexByte(lc.src[lc.off:off], '\n')
+		if nl < 0 {
+			break
+		}
+		lc.off += nl + 1
+		lc.line++
+	}
+	return lc.line, utf8.RuneCount(lc.src[lc.off:off]) + 1
+}
+
+
+
+// extractMeta reads schema, package and name from the canonical blob m.Blob,
+// matching keys case-insensitively (Unicode case folding) as upstream does;
+// two keys that fold to the same string are an error.
+func extractMeta(m *Meta) error {
+	if canonjson.Kind(m.Blob) != '{' {
+		t := canonjson.TypeName(m.Blob)
+		return fmt.Errorf("%w: expected an object with a schema, found %s %s"+notCatalogHint, ErrNotCatalog, article(t), t)
+	}
+	needFold := false
+	canonjson.ForEachMember(m.Blob, func(key, _ []byte) bool {
+		for _, c := range key {
+			if c >= utf8.RuneSelf || c == '\\' || (c >= 'A' && c <= 'Z') {
+				needFold = true
+				return false
+			}
+		}
+		return true
+	})
+	var byFold map[string][]string
+	if needFold {
+		byFold = map[string][]string{}
+	}
+	var err error
+	canonjson.ForEachMember(m.Blob, func(key, val []byte) bool {
+		f := string(key)
+		if needFold {
+			name, _ := canonjson.String(quoteRaw(key))
+			f = cases.Fold().String(name) // a Caser is not safe for concurrent use
+			byFold[f] = append(byFold[f], name)
+		}
+		var dst *string
+		switch f {
+		case "schema":
+			dst = &m.Schema
+		case "package":
+			dst = &m.Package
+		case "name":
+			dst = &m.Name
+		default:
+			return true
+		}
+		s, ok := canonjson.String(val)
+		if !ok {
+			name, _ := canonjson.String(quoteRaw(key))
+			err = fmt.Errorf("the value of %q must be a string, found %s", name, canonjson.TypeName(val))
+			return false
+		}
+		*dst = s
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	var dups []string
+	for f, keys := range byFold {
+		if len(keys) > 1 {
+			sort.Strings(keys)
+			dups = append(dups, fmt.Sprintf("duplicate keys for key %q: [%s]", f, strings.Join(keys, " ")))
+		}
+	}
+	if len(dups) > 0 {
+		sort.Strings(dups)
+		return errors.New(strings.Join(dups, "; "))
+	}
+	if m.Schema == "" {
+		return errors.New(`the object has no "schema" key (or it is empty): every catalog blob needs a schema`)
+	}
+	return nil
+}
+
+// quoteRaw turns a raw key back into a JSON string value.
+func quoteRaw(key []byte) []byte {
+	q := make([]byte, 0, len(key)+2)
+	q = append(q, '"')
+	q = append(q, key...)
+	return append(q, '"')
+}
+
+func article(word string) string {
+	if strings.IndexByte("aeiou", word[0]) >= 0 {
+		return "an"
+	}
+	return "a"
+}
