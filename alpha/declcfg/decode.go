@@ -26,84 +26,115 @@ func (e *DecodeError) Error() string {
 	return fmt.Sprintf("field %q must be %s, found %s", e.Field, e.Expected, e.Found)
 }
 
-type decoder struct{ err error }
+// decoder reads one blob with a canonjson.Reader, consuming every value
+// exactly once, and keeps the first type error.
+type decoder struct {
+	r   canonjson.Reader
+	err error
+}
 
-func (d *decoder) fail(field, expected string, val []byte) {
+// fail records a type error for the value at the reader and skips it.
+func (d *decoder) fail(field func() string, expected string) {
+	val := d.r.Skip()
 	if d.err == nil {
-		d.err = &DecodeError{Field: field, Expected: expected, Found: canonjson.TypeName(val)}
+		d.err = &DecodeError{Field: field(), Expected: expected, Found: canonjson.TypeName(val)}
 	}
 }
 
-func (d *decoder) str(dst *string, field string, val []byte) {
-	switch canonjson.Kind(val) {
+func (d *decoder) str(dst *string, field func() string) {
+	switch d.r.Peek() {
 	case '"':
-		*dst, _ = canonjson.String(val)
+		*dst, _ = canonjson.String(d.r.Skip())
 	case 'n':
+		d.r.Skip()
 	default:
-		d.fail(field, "a string", val)
+		d.fail(field, "a string")
 	}
 }
 
-func (d *decoder) strs(dst *[]string, field string, val []byte) {
-	switch canonjson.Kind(val) {
+func (d *decoder) strs(dst *[]string, field func() string) {
+	switch d.r.Peek() {
 	case '[':
 		out := []string{}
-		i := 0
-		canonjson.ForEachElement(val, func(e []byte) bool {
+		d.r.Array()
+		for i := 0; d.r.Next(); i++ {
 			var s string
-			d.str(&s, fmt.Sprintf("%s[%d]", field, i), e)
+			d.str(&s, func() string { return fmt.Sprintf("%s[%d]", field(), i) })
 			out = append(out, s)
-			i++
-			return true
-		})
+		}
 		*dst = out
 	case 'n':
+		d.r.Skip()
 		*dst = nil
 	default:
-		d.fail(field, "a list of strings", val)
+		d.fail(field, "a list of strings")
 	}
 }
 
-// object calls fn for each member of val, or records an error when val is
-// neither an object nor null. It reports whether val was an object.
-func (d *decoder) object(field string, val []byte, fn func(key, val []byte)) bool {
-	switch canonjson.Kind(val) {
+// object calls fn for each member of the object at the reader; fn must
+// consume the member's value (or leave it, and it is skipped). It reports
+// whether there was an object; null is consumed, other values are an error.
+func (d *decoder) object(field func() string, fn func(key []byte)) bool {
+	switch d.r.Peek() {
 	case '{':
-		canonjson.ForEachMember(val, func(k, v []byte) bool { fn(k, v); return true })
-		return true
+		d.r.Object()
+		for {
+			key, ok := d.r.Key()
+			if !ok {
+				return true
+			}
+			mark := d.r.Pos()
+			fn(key)
+			if d.r.Pos() == mark {
+				d.r.Skip()
+			}
+		}
 	case 'n':
+		d.r.Skip()
 	default:
-		d.fail(field, "an object", val)
+		d.fail(field, "an object")
 	}
 	return false
 }
 
-// list calls fn for each element of val, or records an error when val is
-// neither an array nor null. It reports whether val was an array.
-func (d *decoder) list(field string, val []byte, fn func(i int, e []byte)) bool {
-	switch canonjson.Kind(val) {
+// list calls fn for each element of the array at the reader; fn must
+// consume the element. It reports whether there was an array.
+func (d *decoder) list(field func() string, fn func(i int)) bool {
+	switch d.r.Peek() {
 	case '[':
-		i := 0
-		canonjson.ForEachElement(val, func(e []byte) bool { fn(i, e); i++; return true })
+		d.r.Array()
+		for i := 0; d.r.Next(); i++ {
+			mark := d.r.Pos()
+			fn(i)
+			if d.r.Pos() == mark {
+				d.r.Skip()
+			}
+		}
 		return true
 	case 'n':
+		d.r.Skip()
 	default:
-		d.fail(field, "a list", val)
+		d.fail(field, "a list")
 	}
 	return false
 }
 
-func (d *decoder) properties(dst *[]property.Property, field string, val []byte) {
+func at(base string, i int, sub string) func() string {
+	return func() string { return fmt.Sprintf("%s[%d]%s", base, i, sub) }
+}
+
+func name(s string) func() string { return func() string { return s } }
+
+func (d *decoder) properties(dst *[]property.Property, base string) {
 	out := []property.Property{}
-	if !d.list(field, val, func(i int, e []byte) {
+	if !d.list(name(base), func(i int) {
 		var p property.Property
-		f := fmt.Sprintf("%s[%d]", field, i)
-		d.object(f, e, func(k, v []byte) {
+		d.object(at(base, i, ""), func(k []byte) {
 			switch {
 			case canonjson.KeyFold(k, "type"):
-				d.str(&p.Type, f+".type", v)
+				d.str(&p.Type, at(base, i, ".type"))
 			case canonjson.KeyFold(k, "value"):
-				p.Value = json.RawMessage(v)
+				p.Value = json.RawMessage(d.r.Skip())
 			}
 		})
 		out = append(out, p)
@@ -115,36 +146,36 @@ func (d *decoder) properties(dst *[]property.Property, field string, val []byte)
 
 // DecodePackage decodes an olm.package blob.
 func DecodePackage(data []byte) (Package, error) {
-	var (
-		p Package
-		d decoder
-	)
-	d.object("", data, func(k, v []byte) {
+	var p Package
+	d := decoder{r: *canonjson.NewReader(data)}
+	d.object(name(""), func(k []byte) {
 		switch {
 		case canonjson.KeyFold(k, "schema"):
-			d.str(&p.Schema, "schema", v)
+			d.str(&p.Schema, name("schema"))
 		case canonjson.KeyFold(k, "name"):
-			d.str(&p.Name, "name", v)
+			d.str(&p.Name, name("name"))
 		case canonjson.KeyFold(k, "defaultChannel"):
-			d.str(&p.DefaultChannel, "defaultChannel", v)
+			d.str(&p.DefaultChannel, name("defaultChannel"))
 		case canonjson.KeyFold(k, "description"):
-			d.str(&p.Description, "description", v)
+			d.str(&p.Description, name("description"))
 		case canonjson.KeyFold(k, "properties"):
-			d.properties(&p.Properties, "properties", v)
+			d.properties(&p.Properties, "properties")
 		case canonjson.KeyFold(k, "icon"):
-			if canonjson.Kind(v) == 'n' {
+			if d.r.Peek() == 'n' {
+				d.r.Skip()
 				p.Icon = nil
 				return
 			}
 			icon := &Icon{}
-			if d.object("icon", v, func(k, v []byte) {
+			if d.object(name("icon"), func(k []byte) {
 				switch {
 				case canonjson.KeyFold(k, "base64data"):
-					switch canonjson.Kind(v) {
+					switch d.r.Peek() {
 					case 'n':
+						d.r.Skip()
 						icon.Data = nil
 					case '"':
-						raw, _ := canonjson.RawString(v)
+						raw, _ := canonjson.RawString(d.r.Skip())
 						data := make([]byte, base64.StdEncoding.DecodedLen(len(raw)))
 						n, err := base64.StdEncoding.Decode(data, raw)
 						if err != nil && d.err == nil {
@@ -152,10 +183,10 @@ func DecodePackage(data []byte) (Package, error) {
 						}
 						icon.Data = data[:n]
 					default:
-						d.fail("icon.base64data", "a base64 string", v)
+						d.fail(name("icon.base64data"), "a base64 string")
 					}
 				case canonjson.KeyFold(k, "mediatype"):
-					d.str(&icon.MediaType, "icon.mediatype", v)
+					d.str(&icon.MediaType, name("icon.mediatype"))
 				}
 			}) {
 				p.Icon = icon
@@ -167,35 +198,32 @@ func DecodePackage(data []byte) (Package, error) {
 
 // DecodeChannel decodes an olm.channel blob.
 func DecodeChannel(data []byte) (Channel, error) {
-	var (
-		c Channel
-		d decoder
-	)
-	d.object("", data, func(k, v []byte) {
+	var c Channel
+	d := decoder{r: *canonjson.NewReader(data)}
+	d.object(name(""), func(k []byte) {
 		switch {
 		case canonjson.KeyFold(k, "schema"):
-			d.str(&c.Schema, "schema", v)
+			d.str(&c.Schema, name("schema"))
 		case canonjson.KeyFold(k, "name"):
-			d.str(&c.Name, "name", v)
+			d.str(&c.Name, name("name"))
 		case canonjson.KeyFold(k, "package"):
-			d.str(&c.Package, "package", v)
+			d.str(&c.Package, name("package"))
 		case canonjson.KeyFold(k, "properties"):
-			d.properties(&c.Properties, "properties", v)
+			d.properties(&c.Properties, "properties")
 		case canonjson.KeyFold(k, "entries"):
 			entries := []ChannelEntry{}
-			if !d.list("entries", v, func(i int, e []byte) {
+			if !d.list(name("entries"), func(i int) {
 				var ce ChannelEntry
-				f := fmt.Sprintf("entries[%d]", i)
-				d.object(f, e, func(k, v []byte) {
+				d.object(at("entries", i, ""), func(k []byte) {
 					switch {
 					case canonjson.KeyFold(k, "name"):
-						d.str(&ce.Name, f+".name", v)
+						d.str(&ce.Name, at("entries", i, ".name"))
 					case canonjson.KeyFold(k, "replaces"):
-						d.str(&ce.Replaces, f+".replaces", v)
+						d.str(&ce.Replaces, at("entries", i, ".replaces"))
 					case canonjson.KeyFold(k, "skips"):
-						d.strs(&ce.Skips, f+".skips", v)
+						d.strs(&ce.Skips, at("entries", i, ".skips"))
 					case canonjson.KeyFold(k, "skipRange"):
-						d.str(&ce.SkipRange, f+".skipRange", v)
+						d.str(&ce.SkipRange, at("entries", i, ".skipRange"))
 					}
 				})
 				entries = append(entries, ce)
@@ -210,33 +238,30 @@ func DecodeChannel(data []byte) (Channel, error) {
 
 // DecodeBundle decodes an olm.bundle blob.
 func DecodeBundle(data []byte) (Bundle, error) {
-	var (
-		b Bundle
-		d decoder
-	)
-	d.object("", data, func(k, v []byte) {
+	var b Bundle
+	d := decoder{r: *canonjson.NewReader(data)}
+	d.object(name(""), func(k []byte) {
 		switch {
 		case canonjson.KeyFold(k, "schema"):
-			d.str(&b.Schema, "schema", v)
+			d.str(&b.Schema, name("schema"))
 		case canonjson.KeyFold(k, "name"):
-			d.str(&b.Name, "name", v)
+			d.str(&b.Name, name("name"))
 		case canonjson.KeyFold(k, "package"):
-			d.str(&b.Package, "package", v)
+			d.str(&b.Package, name("package"))
 		case canonjson.KeyFold(k, "image"):
-			d.str(&b.Image, "image", v)
+			d.str(&b.Image, name("image"))
 		case canonjson.KeyFold(k, "properties"):
-			d.properties(&b.Properties, "properties", v)
+			d.properties(&b.Properties, "properties")
 		case canonjson.KeyFold(k, "relatedImages"):
 			ris := []RelatedImage{}
-			if !d.list("relatedImages", v, func(i int, e []byte) {
+			if !d.list(name("relatedImages"), func(i int) {
 				var ri RelatedImage
-				f := fmt.Sprintf("relatedImages[%d]", i)
-				d.object(f, e, func(k, v []byte) {
+				d.object(at("relatedImages", i, ""), func(k []byte) {
 					switch {
 					case canonjson.KeyFold(k, "name"):
-						d.str(&ri.Name, f+".name", v)
+						d.str(&ri.Name, at("relatedImages", i, ".name"))
 					case canonjson.KeyFold(k, "image"):
-						d.str(&ri.Image, f+".image", v)
+						d.str(&ri.Image, at("relatedImages", i, ".image"))
 					}
 				})
 				ris = append(ris, ri)
@@ -251,32 +276,29 @@ func DecodeBundle(data []byte) (Bundle, error) {
 
 // DecodeDeprecation decodes an olm.deprecations blob.
 func DecodeDeprecation(data []byte) (Deprecation, error) {
-	var (
-		dep Deprecation
-		d   decoder
-	)
-	d.object("", data, func(k, v []byte) {
+	var dep Deprecation
+	d := decoder{r: *canonjson.NewReader(data)}
+	d.object(name(""), func(k []byte) {
 		switch {
 		case canonjson.KeyFold(k, "schema"):
-			d.str(&dep.Schema, "schema", v)
+			d.str(&dep.Schema, name("schema"))
 		case canonjson.KeyFold(k, "package"):
-			d.str(&dep.Package, "package", v)
+			d.str(&dep.Package, name("package"))
 		case canonjson.KeyFold(k, "entries"):
 			entries := []DeprecationEntry{}
-			if !d.list("entries", v, func(i int, e []byte) {
+			if !d.list(name("entries"), func(i int) {
 				var de DeprecationEntry
-				f := fmt.Sprintf("entries[%d]", i)
-				d.object(f, e, func(k, v []byte) {
+				d.object(at("entries", i, ""), func(k []byte) {
 					switch {
 					case canonjson.KeyFold(k, "message"):
-						d.str(&de.Message, f+".message", v)
+						d.str(&de.Message, at("entries", i, ".message"))
 					case canonjson.KeyFold(k, "reference"):
-						d.object(f+".reference", v, func(k, v []byte) {
+						d.object(at("entries", i, ".reference"), func(k []byte) {
 							switch {
 							case canonjson.KeyFold(k, "schema"):
-								d.str(&de.Reference.Schema, f+".reference.schema", v)
+								d.str(&de.Reference.Schema, at("entries", i, ".reference.schema"))
 							case canonjson.KeyFold(k, "name"):
-								d.str(&de.Reference.Name, f+".reference.name", v)
+								d.str(&de.Reference.Name, at("entries", i, ".reference.name"))
 							}
 						})
 					}

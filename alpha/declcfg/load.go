@@ -323,7 +323,7 @@ func (p *parser) parseFile(root fs.FS, name string, fileIdx int, fn WalkFunc) (E
 	}
 	var fnErr error
 	splitErr := canonjson.SplitYAML(src, func(doc canonjson.YAMLDoc) error {
-		off := int(offsetOf(src, doc.Data))
+		off := doc.Offset
 		line, col := doc.Line, 1
 		if isBlank(doc.Data) {
 			errs = append(errs, &Error{Path: name, Line: line, Err: errors.New("empty YAML document (only blank lines or comments between separators): every document must be an object with a schema")})
@@ -353,18 +353,6 @@ func (p *parser) parseFile(root fs.FS, name string, fileIdx int, fn WalkFunc) (E
 		errs = append(errs, e)
 	}
 	return errs, nil
-}
-
-func offsetOf(src, sub []byte) int {
-	if len(sub) == 0 {
-		return 0
-	}
-	for i := range src {
-		if &src[i] == &sub[0] {
-			return i
-		}
-	}
-	return 0
 }
 
 func isBlank(doc []byte) bool {

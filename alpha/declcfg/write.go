@@ -296,55 +296,51 @@ func (f Format) Append(dst []byte, v any) ([]byte, error) {
 	return AppendJSON(dst, v), nil
 }
 
-// WriteTo writes the whole config in upstream's render order and format:
-// packages by name; in each, the olm.package blob, channels by name,
+// RenderItem is a blob waiting to be rendered: what upstream sorts by, and
+// a payload for the caller.
+type RenderItem struct {
+	Schema string // the blob's schema
+	Group  string // its package: Name for olm.package, Package otherwise
+	Name   string // its name
+	Value  any
+}
+
+// RenderOrder arranges items, given in load order, in upstream's render
+// order: packages by name; in each, the olm.package blobs, channels by name,
 // bundles by name, other blobs (stably by schema), the deprecations; then
-// the blobs that belong to no package. Blobs whose package (or, for
-// olm.package, name) is empty are dropped except those "other" blobs.
-func (cfg *DeclarativeConfig) WriteTo(w io.Writer, f Format) error {
-	type group struct {
-		pkgs  []*Package
-		chans []*Channel
-		bunds []*Bundle
-		other []*Meta
-		deps  []*Deprecation
-	}
+// the other blobs that belong to no package. Blobs of the four OLM schemas
+// whose package is empty are dropped, as upstream drops them. Ties are
+// broken as upstream's sorts break them (the same sort calls on the same
+// input order).
+func RenderOrder(items []RenderItem) []RenderItem {
+	type group struct{ pkgs, chans, bunds, other, deps []RenderItem }
 	groups := map[string]*group{}
-	get := func(name string) *group {
-		g := groups[name]
-		if g == nil {
-			g = &group{}
-			groups[name] = g
-		}
-		return g
-	}
-	for i := range cfg.Packages {
-		if p := &cfg.Packages[i]; p.Name != "" {
-			get(p.Name).pkgs = append(get(p.Name).pkgs, p)
-		}
-	}
-	for i := range cfg.Channels {
-		if c := &cfg.Channels[i]; c.Package != "" {
-			get(c.Package).chans = append(get(c.Package).chans, c)
-		}
-	}
-	for i := range cfg.Bundles {
-		if b := &cfg.Bundles[i]; b.Package != "" {
-			get(b.Package).bunds = append(get(b.Package).bunds, b)
-		}
-	}
-	var rootOthers []*Meta
-	for i := range cfg.Others {
-		o := &cfg.Others[i]
-		if o.Package == "" {
-			rootOthers = append(rootOthers, o)
+	var root []RenderItem
+	for _, it := range items {
+		if it.Group == "" {
+			switch it.Schema {
+			case SchemaPackage, SchemaChannel, SchemaBundle, SchemaDeprecations:
+			default:
+				root = append(root, it)
+			}
 			continue
 		}
-		get(o.Package).other = append(get(o.Package).other, o)
-	}
-	for i := range cfg.Deprecations {
-		if d := &cfg.Deprecations[i]; d.Package != "" {
-			get(d.Package).deps = append(get(d.Package).deps, d)
+		g := groups[it.Group]
+		if g == nil {
+			g = &group{}
+			groups[it.Group] = g
+		}
+		switch it.Schema {
+		case SchemaPackage:
+			g.pkgs = append(g.pkgs, it)
+		case SchemaChannel:
+			g.chans = append(g.chans, it)
+		case SchemaBundle:
+			g.bunds = append(g.bunds, it)
+		case SchemaDeprecations:
+			g.deps = append(g.deps, it)
+		default:
+			g.other = append(g.other, it)
 		}
 	}
 	names := make([]string, 0, len(groups))
@@ -352,45 +348,58 @@ func (cfg *DeclarativeConfig) WriteTo(w io.Writer, f Format) error {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-
-	var buf []byte
-	flush := func(v any) error {
-		var err error
-		if buf, err = f.Append(buf[:0], v); err != nil {
-			return err
-		}
-		_, err = w.Write(buf)
-		return err
-	}
+	out := make([]RenderItem, 0, len(items))
 	for _, n := range names {
 		g := groups[n]
 		sort.Slice(g.chans, func(i, j int) bool { return g.chans[i].Name < g.chans[j].Name })
 		sort.Slice(g.bunds, func(i, j int) bool { return g.bunds[i].Name < g.bunds[j].Name })
 		sort.SliceStable(g.other, func(i, j int) bool { return g.other[i].Schema < g.other[j].Schema })
-		var vals []any
-		for _, p := range g.pkgs {
-			vals = append(vals, p)
-		}
-		for _, c := range g.chans {
-			vals = append(vals, c)
-		}
-		for _, b := range g.bunds {
-			vals = append(vals, b)
-		}
-		for _, o := range g.other {
-			vals = append(vals, o)
-		}
-		for _, d := range g.deps {
-			vals = append(vals, d)
-		}
-		for _, v := range vals {
-			if err := flush(v); err != nil {
-				return err
-			}
-		}
+		out = append(out, g.pkgs...)
+		out = append(out, g.chans...)
+		out = append(out, g.bunds...)
+		out = append(out, g.other...)
+		out = append(out, g.deps...)
 	}
-	for _, o := range rootOthers {
-		if err := flush(o); err != nil {
+	return append(out, root...)
+}
+
+// Items lists the config's blobs in load order (the order of Merge) as
+// RenderItems whose Value points at the typed blob.
+func (cfg *DeclarativeConfig) Items() []RenderItem {
+	var items []RenderItem
+	for i := range cfg.Packages {
+		p := &cfg.Packages[i]
+		items = append(items, RenderItem{Schema: SchemaPackage, Group: p.Name, Name: p.Name, Value: p})
+	}
+	for i := range cfg.Channels {
+		c := &cfg.Channels[i]
+		items = append(items, RenderItem{Schema: SchemaChannel, Group: c.Package, Name: c.Name, Value: c})
+	}
+	for i := range cfg.Bundles {
+		b := &cfg.Bundles[i]
+		items = append(items, RenderItem{Schema: SchemaBundle, Group: b.Package, Name: b.Name, Value: b})
+	}
+	for i := range cfg.Others {
+		o := &cfg.Others[i]
+		items = append(items, RenderItem{Schema: o.Schema, Group: o.Package, Name: o.Name, Value: o})
+	}
+	for i := range cfg.Deprecations {
+		d := &cfg.Deprecations[i]
+		items = append(items, RenderItem{Schema: SchemaDeprecations, Group: d.Package, Value: d})
+	}
+	return items
+}
+
+// WriteTo writes the whole config in upstream's render order (RenderOrder)
+// and format f.
+func (cfg *DeclarativeConfig) WriteTo(w io.Writer, f Format) error {
+	var buf []byte
+	for _, it := range RenderOrder(cfg.Items()) {
+		var err error
+		if buf, err = f.Append(buf[:0], it.Value); err != nil {
+			return err
+		}
+		if _, err = w.Write(buf); err != nil {
 			return err
 		}
 	}

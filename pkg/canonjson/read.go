@@ -211,3 +211,95 @@ func asciiEqualFold(a []byte, b string) bool {
 	}
 	return true
 }
+
+// Reader walks canonical JSON token by token, so that every byte is looked
+// at once: a caller either decodes a value or skips it, and the walk goes
+// on from where that left off. A Reader never panics; on malformed input
+// its methods return false or empty results.
+type Reader struct {
+	data []byte
+	pos  int
+}
+
+// NewReader returns a Reader at the start of data.
+func NewReader(data []byte) *Reader { return &Reader{data: data} }
+
+// Reset points r at the start of data.
+func (r *Reader) Reset(data []byte) { r.data, r.pos = data, 0 }
+
+// Pos is the reader's offset in its data.
+func (r *Reader) Pos() int { return r.pos }
+
+// Peek returns the Kind of the next value.
+func (r *Reader) Peek() byte {
+	if r.pos >= len(r.data) {
+		return 0
+	}
+	return Kind(r.data[r.pos:])
+}
+
+// Skip consumes the next value and returns its bytes.
+func (r *Reader) Skip() []byte {
+	start := r.pos
+	r.pos = SkipValue(r.data, r.pos)
+	return r.data[start:r.pos]
+}
+
+// Object consumes the start of an object. It reports false (consuming
+// nothing) when the next value is not an object.
+func (r *Reader) Object() bool {
+	if r.pos < len(r.data) && r.data[r.pos] == '{' {
+		r.pos++
+		return true
+	}
+	return false
+}
+
+// Key returns the raw key of the next member of the current object and
+// positions r at its value, or returns false at the object's end (which it
+// consumes). Call it after Object and after consuming each value.
+func (r *Reader) Key() ([]byte, bool) {
+	if r.pos < len(r.data) && r.data[r.pos] == ',' {
+		r.pos++
+	}
+	if r.pos >= len(r.data) || r.data[r.pos] != '"' {
+		if r.pos < len(r.data) && r.data[r.pos] == '}' {
+			r.pos++
+		}
+		return nil, false
+	}
+	end := SkipString(r.data, r.pos)
+	key := r.data[r.pos+1 : max(r.pos+1, end-1)]
+	r.pos = end
+	if r.pos < len(r.data) && r.data[r.pos] == ':' {
+		r.pos++
+	}
+	return key, true
+}
+
+// Array consumes the start of an array. It reports false (consuming
+// nothing) when the next value is not an array.
+func (r *Reader) Array() bool {
+	if r.pos < len(r.data) && r.data[r.pos] == '[' {
+		r.pos++
+		return true
+	}
+	return false
+}
+
+// Next reports whether the current array has another element, positioning
+// r at it, or consumes the array's end and returns false. Call it after
+// Array and after consuming each element.
+func (r *Reader) Next() bool {
+	if r.pos < len(r.data) && r.data[r.pos] == ',' {
+		r.pos++
+	}
+	if r.pos >= len(r.data) {
+		return false
+	}
+	if r.data[r.pos] == ']' {
+		r.pos++
+		return false
+	}
+	return true
+}

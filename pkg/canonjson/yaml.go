@@ -29,8 +29,9 @@ func IsJSONStream(src []byte) bool {
 
 // YAMLDoc is one document of a YAML stream.
 type YAMLDoc struct {
-	Data []byte // the document's text, without its separator line
-	Line int    // 1-based line number of the document's first line
+	Data   []byte // the document's text, without its separator line
+	Line   int    // 1-based line number of the document's first line
+	Offset int    // byte offset of the document in the stream
 }
 
 // ErrBadSeparator is wrapped by SplitYAML's error for a line that starts
@@ -58,7 +59,7 @@ func SplitYAML(src []byte, fn func(YAMLDoc) error) error {
 				return &LineError{Line: line, Err: fmt.Errorf("%w: %q", ErrBadSeparator, string(bytes.TrimRight(text, "\r\n")))}
 			}
 			if pos > docStart {
-				if err := fn(YAMLDoc{Data: src[docStart:pos], Line: docLine}); err != nil {
+				if err := fn(YAMLDoc{Data: src[docStart:pos], Line: docLine, Offset: docStart}); err != nil {
 					return err
 				}
 			}
@@ -67,7 +68,7 @@ func SplitYAML(src []byte, fn func(YAMLDoc) error) error {
 		pos = next
 	}
 	if len(src) > docStart {
-		return fn(YAMLDoc{Data: src[docStart:], Line: docLine})
+		return fn(YAMLDoc{Data: src[docStart:], Line: docLine, Offset: docStart})
 	}
 	return nil
 }

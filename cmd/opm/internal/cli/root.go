@@ -1,0 +1,132 @@
+// Package cli is opm's command line: one small file per command, each
+// parsing flags and calling one action. Commands take their IO from Streams
+// and return errors; only Main turns them into exit codes.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// Streams are a command's standard input, output and error.
+type Streams struct {
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+}
+
+// ExitError ends the command with Code after its message (if any) has been
+// printed.
+type ExitError struct {
+	Code int
+	Err  error // already reported when nil
+}
+
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit status %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// globalOptions are opm's persistent flags.
+type globalOptions struct {
+	skipTLSVerify bool
+	useHTTP       bool
+}
+
+// New builds the opm command tree.
+func New(s Streams) *cobra.Command {
+	var g globalOptions
+	root := &cobra.Command{
+		Use:           "opm",
+		Short:         "operator package manager",
+		Long:          "CLI to interact with operator-registry and build indexes of operator content",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return cmd.Help()
+		},
+	}
+	root.SetIn(s.In)
+	root.SetOut(s.Out)
+	root.SetErr(s.Err)
+	pf := root.PersistentFlags()
+	pf.BoolVar(&g.skipTLSVerify, "skip-tls-verify", false, "skip TLS certificate verification for container image registries while pulling bundles")
+	pf.BoolVar(&g.useHTTP, "use-http", false, "use plain HTTP for container image registries while pulling bundles")
+	pf.Bool("skip-tls", false, "skip TLS certificate verification for container image registries while pulling bundles or index")
+	_ = pf.MarkDeprecated("skip-tls", "use --use-http and --skip-tls-verify instead")
+	_ = pf.MarkHidden("skip-tls")
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if pf.Changed("skip-tls") {
+			v, _ := pf.GetBool("skip-tls")
+			g.useHTTP = v
+		}
+		if g.skipTLSVerify && g.useHTTP {
+			return errors.New("invalid flag combination: --skip-tls-verify and --use-http are mutually exclusive")
+		}
+		return nil
+	}
+
+	root.AddCommand(
+		newRenderCmd(s, &g),
+		newValidateCmd(s),
+		newVersionCmd(s),
+	)
+	return root
+}
+
+// Main runs opm with args and returns the process exit code.
+func Main(ctx context.Context, s Streams, args []string) int {
+	root := New(s)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		if ee.Err != nil {
+			logFatal(s.Err, ee.Err)
+		}
+		return ee.Code
+	}
+	logFatal(s.Err, err)
+	return 1
+}
+
+// logFatal prints err the way upstream's logrus does for fatal errors
+// (`time="..." level=fatal msg="..."`), so tools that read opm's logs keep
+// working.
+func logFatal(w io.Writer, err error) {
+	logLine(w, "fatal", err.Error())
+}
+
+func logLine(w io.Writer, level, msg string) {
+	fmt.Fprintf(w, "time=%q level=%s msg=%s\n", time.Now().Format(time.RFC3339), level, logValue(msg))
+}
+
+// logValue quotes a value unless it only holds characters logrus leaves
+// bare.
+func logValue(s string) string {
+	if s == "" {
+		return `""`
+	}
+	for _, c := range s {
+		if !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+			strings.ContainsRune("-._/@^+", c)) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}

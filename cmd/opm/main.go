@@ -1,0 +1,19 @@
+// Command opm is a drop-in, faster replacement for operator-registry's opm:
+// it renders, validates and serves file-based OLM catalogs.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/fastopm/fastopm/cmd/opm/internal/cli"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := cli.Main(ctx, cli.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
