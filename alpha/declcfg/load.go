@@ -523,3 +523,41 @@ func article(word string) string {
 	}
 	return "a"
 }
+
+// NormalizeMetaKeys returns the blob with its schema, package and name keys
+// spelled in lower case (upstream matches them case-insensitively, the CUE
+// schema does not). It returns blob itself when nothing needs renaming.
+func NormalizeMetaKeys(blob []byte) []byte {
+	type member struct{ key, val []byte }
+	var (
+		members []member
+		renamed bool
+	)
+	canonjson.ForEachMember(blob, func(k, v []byte) bool {
+		key := k
+		if string(k) != "schema" && string(k) != "package" && string(k) != "name" {
+			for _, meta := range []string{"schema", "package", "name"} {
+				if canonjson.KeyFold(k, meta) {
+					key, renamed = []byte(meta), true
+				}
+			}
+		}
+		members = append(members, member{key, v})
+		return true
+	})
+	if !renamed {
+		return blob
+	}
+	sort.SliceStable(members, func(i, j int) bool { return bytes.Compare(members[i].key, members[j].key) < 0 })
+	out := []byte{'{'}
+	for i, m := range members {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, '"')
+		out = append(out, m.key...)
+		out = append(out, '"', ':')
+		out = append(out, m.val...)
+	}
+	return append(out, '}')
+}

@@ -1,0 +1,628 @@
+package model
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/blang/semver/v4"
+	yaml "go.yaml.in/yaml/v2"
+
+	"github.com/fastopm/fastopm/alpha/declcfg"
+	"github.com/fastopm/fastopm/alpha/property"
+	"github.com/fastopm/fastopm/pkg/canonjson"
+	"github.com/fastopm/fastopm/pkg/imageref"
+)
+
+// Options says what a Builder keeps beyond the upgrade graph.
+type Options struct {
+	// KeepProperties keeps the property lists of packages, channels and
+	// bundles (copied out of the blobs).
+	KeepProperties bool
+	// KeepObjects decodes every olm.bundle.object into Bundle.Objects (as
+	// JSON) and finds the bundle's CSV (Bundle.CsvJSON).
+	KeepObjects bool
+	// ReadRef reads the file an olm.bundle.object "ref" names, relative to
+	// the directory of the file holding the bundle. Nil rejects refs.
+	ReadRef func(name string) ([]byte, error)
+}
+
+// Builder makes a Model out of catalog blobs. AddBlob may be called from
+// several goroutines at once; Build is called once, at the end.
+type Builder struct {
+	opts Options
+
+	mu       sync.Mutex
+	pkgs     []rec[declcfg.Package]
+	chans    []rec[declcfg.Channel]
+	bundles  []rec[bundleData]
+	deps     []rec[declcfg.Deprecation]
+	problems Problems
+}
+
+// rec is a blob with its place in upstream's load order.
+type rec[T any] struct {
+	v           T
+	src         Source
+	file, index int
+}
+
+// bundleData is what the model needs of an olm.bundle blob, parsed while
+// the blob's bytes are at hand.
+type bundleData struct {
+	name, pkg, image string
+	relatedImages    []declcfg.RelatedImage
+	properties       []property.Property // kept only with KeepProperties
+	packages         []property.Package
+	objects          []string
+	csvJSON          string
+	objectCount      int
+	parseErr         error
+}
+
+// NewBuilder returns an empty Builder.
+func NewBuilder(opts Options) *Builder { return &Builder{opts: opts} }
+
+// AddBlob adds one blob. It decodes what the model needs and copies it, so
+// the blob's bytes may be reused after the call. Blobs of schemas other
+// than the four OLM ones are ignored.
+func (bld *Builder) AddBlob(b *declcfg.Blob) {
+	src := Source{b.Path, b.Line}
+	fail := func(err error) {
+		bld.mu.Lock()
+		bld.problems = append(bld.problems, Problem{Rule: RuleParse, Severity: SeverityError, load: true,
+			Message: fmt.Sprintf("%s:%d:%d: invalid %s blob: %v", b.Path, b.Line, b.Col, b.Schema, err),
+			Package: b.Package, File: b.Path, Line: b.Line, Column: b.Col})
+		bld.mu.Unlock()
+	}
+	switch b.Schema {
+	case declcfg.SchemaPackage:
+		p, err := declcfg.DecodePackage(b.Blob)
+		if err != nil {
+			fail(err)
+			return
+		}
+		p.Properties = bld.keepProps(p.Properties)
+		bld.mu.Lock()
+		bld.pkgs = append(bld.pkgs, rec[declcfg.Package]{p, src, b.File, b.Index})
+		bld.mu.Unlock()
+	case declcfg.SchemaChannel:
+		c, err := declcfg.DecodeChannel(b.Blob)
+		if err != nil {
+			fail(err)
+			return
+		}
+		c.Properties = bld.keepProps(c.Properties)
+		bld.mu.Lock()
+		bld.chans = append(bld.chans, rec[declcfg.Channel]{c, src, b.File, b.Index})
+		bld.mu.Unlock()
+	case declcfg.SchemaBundle:
+		bd, err := declcfg.DecodeBundle(b.Blob)
+		if err != nil {
+			fail(err)
+			return
+		}
+		data := bld.bundleData(&bd, b.Path)
+		bld.mu.Lock()
+		bld.bundles = append(bld.bundles, rec[bundleData]{data, src, b.File, b.Index})
+		bld.mu.Unlock()
+	case declcfg.SchemaDeprecations:
+		d, err := declcfg.DecodeDeprecation(b.Blob)
+		if err != nil {
+			fail(err)
+			return
+		}
+		bld.mu.Lock()
+		bld.deps = append(bld.deps, rec[declcfg.Deprecation]{d, src, b.File, b.Index})
+		bld.mu.Unlock()
+	}
+}
+
+func (bld *Builder) keepProps(props []property.Property) []property.Property {
+	if !bld.opts.KeepProperties || len(props) == 0 {
+		return nil
+	}
+	out := make([]property.Property, len(props))
+	for i, p := range props {
+		out[i] = property.Property{Type: p.Type, Value: bytes.Clone(p.Value)}
+	}
+	return out
+}
+
+// bundleData parses a bundle's properties with upstream's rules
+// (property.Parse) and checks its bundle objects the way upstream's loader
+// reads them: base64 data that decodes, holding YAML or JSON.
+func (bld *Builder) bundleData(b *declcfg.Bundle, file string) bundleData {
+	d := bundleData{name: b.Name, pkg: b.Package, image: b.Image, relatedImages: b.RelatedImages}
+	d.properties = bld.keepProps(b.Properties)
+	d.relatedImages = slices.Clone(b.RelatedImages)
+	var scratch []byte
+	for i, p := range b.Properties {
+		var err error
+		switch p.Type {
+		case property.TypePackage:
+			var v property.Package
+			if err = json.Unmarshal(p.Value, &v); err == nil {
+				d.packages = append(d.packages, v)
+			}
+		case property.TypePackageRequired:
+			err = json.Unmarshal(p.Value, &property.PackageRequired{})
+		case property.TypeGVK:
+			err = json.Unmarshal(p.Value, &property.GVK{})
+		case property.TypeGVKRequired:
+			err = json.Unmarshal(p.Value, &property.GVKRequired{})
+		case property.TypeChannel:
+			err = json.Unmarshal(p.Value, &property.Channel{})
+		case property.TypeBundleObject:
+			d.objectCount++
+			scratch, err = bld.bundleObject(&d, p.Value, file, scratch)
+		default:
+			if len(p.Value) == 0 {
+				err = fmt.Errorf("unexpected end of JSON input")
+			}
+		}
+		if err != nil {
+			d.parseErr = property.ParseError{Idx: i, Typ: p.Type, Err: err}
+			break
+		}
+	}
+	return d
+}
+
+// bundleObject checks (and with KeepObjects keeps) one olm.bundle.object.
+func (bld *Builder) bundleObject(d *bundleData, value []byte, file string, scratch []byte) ([]byte, error) {
+	var ref string
+	var data []byte
+	r := canonjson.NewReader(value)
+	switch r.Peek() {
+	case '{':
+	case 'n':
+		return scratch, nil
+	default:
+		return scratch, fmt.Errorf("json: cannot unmarshal %s into Go value of type property.BundleObject", canonjson.TypeName(value))
+	}
+	r.Object()
+	for {
+		k, ok := r.Key()
+		if !ok {
+			break
+		}
+		v := r.Skip()
+		switch {
+		case canonjson.KeyFold(k, "ref"):
+			switch canonjson.Kind(v) {
+			case '"':
+				ref, _ = canonjson.String(v)
+			case 'n':
+			default:
+				return scratch, fmt.Errorf("json: cannot unmarshal %s into Go struct field .ref of type string", canonjson.TypeName(v))
+			}
+		case canonjson.KeyFold(k, "data"):
+			switch canonjson.Kind(v) {
+			case '"':
+				raw, _ := canonjson.RawString(v)
+				need := base64.StdEncoding.DecodedLen(len(raw))
+				if cap(scratch) < need {
+					scratch = make([]byte, need)
+				}
+				n, err := base64.StdEncoding.Decode(scratch[:need], raw)
+				if err != nil {
+					return scratch, err
+				}
+				data = scratch[:n]
+			case 'n':
+				data = nil
+			default:
+				return scratch, fmt.Errorf("json: cannot unmarshal %s into Go struct field .data of type []uint8", canonjson.TypeName(v))
+			}
+		}
+	}
+	if ref != "" && len(data) > 0 {
+		return scratch, fmt.Errorf("fields 'ref' and 'data' are mutually exclusive")
+	}
+	if ref != "" {
+		if path.IsAbs(ref) {
+			return scratch, fmt.Errorf("reference must be a relative path")
+		}
+		if bld.opts.ReadRef == nil {
+			return scratch, fmt.Errorf("cannot read bundle object reference %q", ref)
+		}
+		var err error
+		if data, err = bld.opts.ReadRef(path.Join(path.Dir(file), ref)); err != nil {
+			return scratch, err
+		}
+	}
+	js, err := manifestJSON(data)
+	if err != nil {
+		return scratch, err
+	}
+	if bld.opts.KeepObjects {
+		obj := string(js)
+		d.objects = append(d.objects, obj)
+		if d.csvJSON == "" && isCSV(js) {
+			d.csvJSON = obj
+		}
+	}
+	return scratch, nil
+}
+
+// manifestJSON converts a bundle object manifest to JSON the way upstream
+// does (apimachinery's yaml.ToJSON): text that starts with '{' is taken as
+// JSON as it is, anything else is YAML.
+func manifestJSON(data []byte) ([]byte, error) {
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] == '{' {
+		return data, nil
+	}
+	var v any
+	if err := yaml.Unmarshal(data, &v); err != nil {
+		return nil, err
+	}
+	js, err := canonjson.AppendGo(nil, v)
+	if err != nil {
+		return nil, err
+	}
+	return js, nil
+}
+
+var kindRE = regexp.MustCompile(`"kind"\s*:\s*"ClusterServiceVersion"`)
+
+// isCSV reports whether a manifest is a ClusterServiceVersion.
+func isCSV(js []byte) bool {
+	if !kindRE.Match(js) {
+		return false
+	}
+	var obj struct {
+		Kind string `json:"kind"`
+	}
+	return json.Unmarshal(js, &obj) == nil && obj.Kind == "ClusterServiceVersion"
+}
+
+func sortRecs[T any](rs []rec[T]) {
+	slices.SortStableFunc(rs, func(a, b rec[T]) int {
+		if a.file != b.file {
+			return a.file - b.file
+		}
+		return a.index - b.index
+	})
+}
+
+func sortStrings(s []string) { sort.Strings(s) }
+
+func joinComma(s []string) string { return strings.Join(s, ", ") }
+
+// Build makes the Model and returns it with every problem found, in
+// deterministic order. The Model holds everything that could be built even
+// when there are problems; only a catalog without error problems is valid.
+func (bld *Builder) Build() (Model, Problems) {
+	sortRecs(bld.pkgs)
+	sortRecs(bld.chans)
+	sortRecs(bld.bundles)
+	sortRecs(bld.deps)
+	b := &build{Builder: bld, m: Model{}, defaults: map[string]string{}, ambiguous: map[string]bool{}}
+	b.packages()
+	b.channels()
+	b.bundles()
+	b.entriesWithoutBundles()
+	b.defaultChannels()
+	b.deprecations()
+	b.validate()
+	return b.m, b.sorted()
+}
+
+// build is one run of Build.
+type build struct {
+	*Builder
+	m        Model
+	defaults map[string]string
+	out      Problems
+	// ambiguous packages have more than one olm.package blob: which of
+	// the blobs their channels and bundles belong to is unknowable, so
+	// only the duplicate is reported for them.
+	ambiguous map[string]bool
+}
+
+func (b *build) load(rule Rule, src Source, pkg, bundle, format string, args ...any) {
+	b.out = append(b.out, Problem{Rule: rule, Severity: SeverityError, load: true,
+		Message: fmt.Sprintf(format, args...), Package: pkg, Bundle: bundle, File: src.Path, Line: src.Line})
+}
+
+func (b *build) packages() {
+	for _, r := range b.pkgs {
+		p := r.v
+		switch {
+		case p.Name == "":
+			b.load(RulePackageName, r.src, "", "", "config contains package with no name")
+			continue
+		case b.m[p.Name] != nil:
+			if !b.ambiguous[p.Name] {
+				b.load(RuleDuplicatePackage, r.src, p.Name, "", "duplicate package %q", p.Name)
+			}
+			b.ambiguous[p.Name] = true
+			continue
+		}
+		if errs := dns1123Label(p.Name); len(errs) > 0 {
+			b.load(RulePackageName, r.src, p.Name, "", "invalid package name %q: %v", p.Name, errs)
+		}
+		b.m[p.Name] = &Package{Name: p.Name, Description: p.Description, Icon: p.Icon,
+			Channels: map[string]*Channel{}, Properties: p.Properties, Source: r.src}
+		b.defaults[p.Name] = p.DefaultChannel
+	}
+}
+
+func (b *build) channels() {
+	for _, r := range b.chans {
+		c := r.v
+		pkg := b.m[c.Package]
+		switch {
+		case b.ambiguous[c.Package]:
+			continue
+		case pkg == nil:
+			b.load(RuleUnknownPackage, r.src, "", "", "unknown package %q for channel %q", c.Package, c.Name)
+			continue
+		case c.Name == "":
+			b.load(RuleChannelName, r.src, c.Package, "", "package %q contains channel with no name", c.Package)
+			continue
+		case pkg.Channels[c.Name] != nil:
+			b.load(RuleDuplicateChannel, r.src, c.Package, "", "package %q has duplicate channel %q", c.Package, c.Name)
+			continue
+		}
+		ch := &Channel{Package: pkg, Name: c.Name, Bundles: map[string]*Bundle{}, Properties: c.Properties, Source: r.src}
+		for _, e := range c.Entries {
+			if ch.Bundles[e.Name] != nil {
+				b.load(RuleDuplicateEntry, r.src, c.Package, e.Name, "invalid package %q, channel %q: duplicate entry %q", c.Package, c.Name, e.Name)
+				continue
+			}
+			ch.Bundles[e.Name] = &Bundle{Package: pkg, Channel: ch, Name: e.Name, Replaces: e.Replaces,
+				Skips: e.Skips, SkipRange: e.SkipRange, Source: r.src}
+		}
+		pkg.Channels[c.Name] = ch
+		if b.defaults[c.Package] == c.Name {
+			pkg.DefaultChannel = ch
+		}
+	}
+}
+
+func (b *build) bundles() {
+	seen := map[string]map[string]bool{}
+	for _, r := range b.Builder.bundles {
+		d := r.v
+		pkg := b.m[d.pkg]
+		switch {
+		case b.ambiguous[d.pkg]:
+			continue
+		case d.pkg == "":
+			b.load(RuleBundlePackage, r.src, "", d.name, "package name must be set for bundle %q", d.name)
+			continue
+		case pkg == nil:
+			b.load(RuleUnknownPackage, r.src, "", d.name, "unknown package %q for bundle %q", d.pkg, d.name)
+			continue
+		case seen[d.pkg][d.name]:
+			b.load(RuleDuplicateBundle, r.src, d.pkg, d.name, "package %q has duplicate bundle %q", d.pkg, d.name)
+			continue
+		}
+		if seen[d.pkg] == nil {
+			seen[d.pkg] = map[string]bool{}
+		}
+		seen[d.pkg][d.name] = true
+		if d.parseErr != nil {
+			b.load(RuleProperty, r.src, d.pkg, d.name, "parse properties for bundle %q: %v", d.name, d.parseErr)
+			continue
+		}
+		if len(d.packages) != 1 {
+			b.load(RulePackageProperty, r.src, d.pkg, d.name, "package %q bundle %q must have exactly 1 %q property, found %d", d.pkg, d.name, property.TypePackage, len(d.packages))
+			continue
+		}
+		if d.pkg != d.packages[0].PackageName {
+			b.load(RuleBundlePackage, r.src, d.pkg, d.name, "package %q does not match %q property %q", d.pkg, property.TypePackage, d.packages[0].PackageName)
+			continue
+		}
+		if !b.imagesValid(r.src, &d) {
+			continue
+		}
+		ver, err := semver.Parse(d.packages[0].Version)
+		if err != nil {
+			b.load(RuleVersion, r.src, d.pkg, d.name, "error parsing bundle %q version %q: %v", d.name, d.packages[0].Version, err)
+			continue
+		}
+		found := false
+		for _, ch := range sortedChannels(pkg) {
+			mb := ch.Bundles[d.name]
+			if mb == nil {
+				continue
+			}
+			found = true
+			mb.HasBlob = true
+			mb.Image, mb.Properties, mb.RelatedImages = d.image, d.properties, d.relatedImages
+			mb.Version, mb.Objects, mb.CsvJSON, mb.ObjectCount = ver, d.objects, d.csvJSON, d.objectCount
+			mb.Source = r.src
+		}
+		if !found {
+			b.load(RuleBundleNotInChannel, r.src, d.pkg, d.name, "package %q, bundle %q not found in any channel entries", d.pkg, d.name)
+		}
+	}
+}
+
+func (b *build) imagesValid(src Source, d *bundleData) bool {
+	if d.image != "" {
+		if err := imageref.Validate(d.image); err != nil {
+			b.load(RuleImage, src, d.pkg, d.name, "package %q bundle %q image: invalid image pull spec %q: %v", d.pkg, d.name, d.image, err)
+			return false
+		}
+	}
+	for i, ri := range d.relatedImages {
+		if ri.Image == "" {
+			continue
+		}
+		if err := imageref.Validate(ri.Image); err != nil {
+			b.load(RuleImage, src, d.pkg, d.name, "package %q bundle %q relatedImages[%d].image: invalid image pull spec %q: %v", d.pkg, d.name, i, ri.Image, err)
+			return false
+		}
+	}
+	return true
+}
+
+// entriesWithoutBundles reports channel entries that no olm.bundle blob
+// fills, per package. (Upstream only checks the last channel it reads of
+// each package; every channel is checked here.)
+func (b *build) entriesWithoutBundles() {
+	for _, name := range sortedPackageNames(b.m) {
+		pkg := b.m[name]
+		if b.ambiguous[name] {
+			continue
+		}
+		missing := map[string]bool{}
+		var src Source
+		for _, ch := range sortedChannels(pkg) {
+			for _, mb := range ch.Bundles {
+				if !mb.HasBlob {
+					if !missing[mb.Name] && src.Path == "" {
+						src = ch.Source
+					}
+					missing[mb.Name] = true
+				}
+			}
+		}
+		if len(missing) > 0 {
+			names := make([]string, 0, len(missing))
+			for n := range missing {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			b.load(RuleEntryWithoutBundle, src, name, "", "no olm.bundle blobs found in package %q for olm.channel entries %s", name, fmt.Sprint(names))
+		}
+	}
+}
+
+// defaultChannels gives a package whose default channel is declared but
+// does not exist an empty channel of that name, as upstream does, so the
+// graph validation reports it as a channel without bundles.
+func (b *build) defaultChannels() {
+	for name, pkg := range b.m {
+		def := b.defaults[name]
+		if def != "" && pkg.DefaultChannel == nil {
+			ch := &Channel{Package: pkg, Name: def, Bundles: map[string]*Bundle{}, Source: pkg.Source}
+			pkg.DefaultChannel = ch
+			pkg.Channels[def] = ch
+		}
+	}
+}
+
+func (b *build) deprecations() {
+	byPkg := map[string]bool{}
+	for i, r := range b.deps {
+		d := r.v
+		if d.Package == "" {
+			b.load(RuleDeprecation, r.src, "", "", "package name must be set for deprecation item %v", i)
+			continue
+		}
+		pkg := b.m[d.Package]
+		if pkg == nil {
+			b.load(RuleUnknownPackage, r.src, "", "", "cannot apply deprecations to an unknown package %q", d.Package)
+			continue
+		}
+		if b.ambiguous[d.Package] {
+			continue
+		}
+		if byPkg[d.Package] {
+			b.load(RuleDeprecation, r.src, d.Package, "", "expected a maximum of one deprecation per package: %q", d.Package)
+			continue
+		}
+		byPkg[d.Package] = true
+		refs := map[declcfg.PackageScopedReference]bool{}
+		for j, e := range d.Entries {
+			ref := e.Reference
+			if ref.Schema == "" {
+				b.load(RuleDeprecation, r.src, d.Package, "", "schema must be set for deprecation entry [%v] for package %q", j, d.Package)
+				continue
+			}
+			if refs[ref] {
+				b.load(RuleDeprecation, r.src, d.Package, "", "duplicate deprecation entry %s for package %q", goSyntaxRef(ref), d.Package)
+				continue
+			}
+			refs[ref] = true
+			dep := &Deprecation{Message: e.Message}
+			switch ref.Schema {
+			case declcfg.SchemaBundle:
+				found := false
+				for _, ch := range pkg.Channels {
+					if mb := ch.Bundles[ref.Name]; mb != nil && mb.HasBlob {
+						mb.Deprecation = dep
+						found = true
+					}
+				}
+				if !found {
+					b.load(RuleDeprecation, r.src, d.Package, ref.Name, "cannot deprecate bundle %q for package %q: bundle not found", ref.Name, d.Package)
+				}
+			case declcfg.SchemaChannel:
+				ch := pkg.Channels[ref.Name]
+				if ch == nil {
+					b.load(RuleDeprecation, r.src, d.Package, "", "cannot deprecate channel %q for package %q: channel not found", ref.Name, d.Package)
+					continue
+				}
+				ch.Deprecation = dep
+			case declcfg.SchemaPackage:
+				if ref.Name != "" {
+					b.load(RuleDeprecation, r.src, d.Package, "", "package name must be empty for deprecated package %q (specified %q)", d.Package, ref.Name)
+					continue
+				}
+				pkg.Deprecation = dep
+			default:
+				b.load(RuleDeprecation, r.src, d.Package, "", "cannot deprecate object %s referenced by entry %v for package %q: object schema unknown", goSyntaxRef(ref), j, d.Package)
+			}
+		}
+	}
+}
+
+// goSyntaxRef prints a reference as upstream's %#v does.
+func goSyntaxRef(r declcfg.PackageScopedReference) string {
+	return fmt.Sprintf("declcfg.PackageScopedReference{Schema:%q, Name:%q}", r.Schema, r.Name)
+}
+
+func sortedPackageNames(m Model) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func sortedChannels(p *Package) []*Channel {
+	out := make([]*Channel, 0, len(p.Channels))
+	for _, ch := range p.Channels {
+		out = append(out, ch)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func sortedBundles(c *Channel) []*Bundle {
+	out := make([]*Bundle, 0, len(c.Bundles))
+	for _, b := range c.Bundles {
+		out = append(out, b)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+var dns1123LabelRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+// dns1123Label returns Kubernetes' messages for a name that is not a
+// DNS-1123 label (validation.IsDNS1123Label).
+func dns1123Label(s string) []string {
+	var errs []string
+	if len(s) > 63 {
+		errs = append(errs, "must be no more than 63 characters")
+	}
+	if !dns1123LabelRE.MatchString(s) {
+		errs = append(errs, "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
+	}
+	return errs
+}

@@ -1,0 +1,119 @@
+// Package model is a catalog's upgrade graph: packages, their channels, the
+// bundles in each channel with their replaces, skips and skipRange edges,
+// and deprecations. A Builder makes a Model from declcfg blobs and reports
+// every problem it finds (not just the first), with upstream opm's messages
+// and the file and line of the blob at fault.
+package model
+
+import (
+	"fmt"
+
+	"github.com/blang/semver/v4"
+
+	"github.com/fastopm/fastopm/alpha/declcfg"
+	"github.com/fastopm/fastopm/alpha/property"
+)
+
+// Model maps package names to packages.
+type Model map[string]*Package
+
+// Source locates a blob: file (slash path relative to the catalog root) and
+// 1-based line.
+type Source struct {
+	Path string
+	Line int
+}
+
+func (s Source) String() string {
+	if s.Path == "" {
+		return ""
+	}
+	if s.Line == 0 {
+		return s.Path
+	}
+	return fmt.Sprintf("%s:%d", s.Path, s.Line)
+}
+
+// Package is an operator package.
+type Package struct {
+	Name           string
+	Description    string
+	Icon           *declcfg.Icon
+	DefaultChannel *Channel
+	Channels       map[string]*Channel
+	Deprecation    *Deprecation
+	Properties     []property.Property
+	Source         Source
+}
+
+// Channel is an upgrade stream of a package. Each entry of the olm.channel
+// blob is a Bundle of the channel.
+type Channel struct {
+	Package     *Package
+	Name        string
+	Bundles     map[string]*Bundle
+	Deprecation *Deprecation
+	Properties  []property.Property
+	Source      Source
+}
+
+// Bundle is a bundle as an entry of one channel: a bundle that is in two
+// channels is two Bundles sharing the blob's data.
+type Bundle struct {
+	Package   *Package
+	Channel   *Channel
+	Name      string
+	Replaces  string
+	Skips     []string
+	SkipRange string
+
+	// From the olm.bundle blob (zero when the channel names a bundle
+	// that has no blob).
+	Image         string
+	Properties    []property.Property
+	RelatedImages []declcfg.RelatedImage
+	Version       semver.Version
+	// Objects and CsvJSON are the decoded olm.bundle.object manifests, when
+	// the Builder was asked to keep them.
+	Objects []string
+	CsvJSON string
+	// ObjectCount is the number of olm.bundle.object properties.
+	ObjectCount int
+	Deprecation *Deprecation
+	Source      Source
+	// HasBlob is false for a channel entry without an olm.bundle blob.
+	HasBlob bool
+}
+
+// Deprecation is a deprecation message for a package, channel or bundle.
+type Deprecation struct {
+	Message string `json:"message"`
+}
+
+// Head returns the channel head: the one bundle that no replaces or skips
+// of the channel points at (skipRange does not count).
+func (c *Channel) Head() (*Bundle, error) {
+	incoming := map[string]int{}
+	for _, b := range c.Bundles {
+		if b.Replaces != "" {
+			incoming[b.Replaces]++
+		}
+		for _, s := range b.Skips {
+			incoming[s]++
+		}
+	}
+	var heads []string
+	for _, b := range c.Bundles {
+		if _, ok := incoming[b.Name]; !ok {
+			heads = append(heads, b.Name)
+		}
+	}
+	switch len(heads) {
+	case 0:
+		return nil, fmt.Errorf("no channel head found in graph")
+	case 1:
+		return c.Bundles[heads[0]], nil
+	}
+	sortStrings(heads)
+	return nil, fmt.Errorf("multiple channel heads found in graph: %s", joinComma(heads))
+}
