@@ -1,0 +1,66 @@
+// Package image pulls, inspects, unpacks and pushes container images for
+// opm: the catalog and bundle images that `opm render`, `opm alpha bundle
+// unpack`, `opm serve` image builds and `opm generate` work with.
+//
+// It is a thin layer over go-containerregistry. The functions take a
+// reference string and functional options:
+//
+//	img, err := image.Pull(ctx, "quay.io/org/catalog:v1",
+//		image.WithSkipTLSVerify(skipTLSVerify), // --skip-tls-verify
+//		image.WithPlainHTTP(useHTTP),           // --use-http
+//		image.WithCacheDir(cacheDir))           // optional layer cache
+//	labels, err := image.Labels(img)
+//	err = image.Unpack(ctx, img, dir, image.WithPaths("/configs"))
+//
+// Extract does the whole dance `opm render` needs for an image reference:
+// it pulls the image, decides from its labels whether it is a catalog or a
+// bundle image and unpacks the catalog's configs directory or the bundle's
+// manifests/ and metadata/ directories.
+//
+// # Credentials
+//
+// Unless WithAuth or WithKeychain says otherwise, credentials come from
+// Keychain: $REGISTRY_AUTH_FILE, the Docker configuration
+// ($DOCKER_CONFIG/config.json or ~/.docker/config.json), podman's
+// ${XDG_RUNTIME_DIR}/containers/auth.json and
+// ${XDG_CONFIG_HOME:-~/.config}/containers/auth.json, in this order, with
+// their credential helpers (credHelpers, credsStore).
+//
+// # Untrusted layers
+//
+// Unpack treats every layer as hostile. It applies layers in order with
+// whiteouts and opaque directories honoured, writes only through an
+// os.Root opened on the destination, and rejects, with an *EntryError
+// naming the image, the layer digest and the entry:
+//
+//   - entries whose cleaned path climbs out of the destination (a leading
+//     "/" is stripped, like Docker and containerd do, so "/etc/x" lands in
+//     DEST/etc/x);
+//   - symbolic links with an absolute target or a relative target that
+//     leaves the destination, judged both lexically when the link is
+//     created and by resolving every link once all layers are applied
+//     (so chains of individually harmless links cannot point out either);
+//   - hard links to paths outside the destination, to entries that do not
+//     exist or to anything but a regular file;
+//   - character and block devices, FIFOs and unknown entry types;
+//   - content beyond the Limits (DefaultLimits: 1 GiB per file, 4 GiB in
+//     total, 1,000,000 entries) against decompression bombs.
+//
+// Set-user-ID, set-group-ID and sticky bits are dropped, group and other
+// write permission is removed, and the owner always gets read and write
+// (and search on directories), like upstream opm does.
+//
+// # Cache
+//
+// Unpack streams the first layer of a pulled image straight from the
+// registry and meanwhile downloads the others, three at a time, in the
+// background (layers must be applied in order, but need not be downloaded
+// so). Without WithCacheDir those downloads go to a temporary directory
+// ($TMPDIR/opm-layers-*) removed before Unpack returns, and nothing is
+// kept. With WithCacheDir(dir), manifests, configs and
+// layers are kept content-addressed under dir/blobs/sha256/<hex>, written
+// atomically after their digest has been verified, and re-verified when
+// read. A second pull of the same content downloads no blob again; a pull
+// by digest needs no network at all. Nothing is ever evicted: the caller
+// owns the directory.
+package image

@@ -1,0 +1,50 @@
+package image
+
+import (
+	"archive/tar"
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// FuzzUnpack feeds arbitrary tar streams to Unpack: it must never panic,
+// write outside the destination or leave a link that leads out of it.
+func FuzzUnpack(f *testing.F) {
+	seeds := [][]ent{
+		{file("a", "x"), dir("d"), symlink("d/l", "../a"), hardlink("h", "a")},
+		{symlink("x", "../outside"), file("x/y", "z")},
+		chain,
+		append(append([]ent{}, chain...), file("y/outside/pwned", "x")),
+		{file("d/.wh..wh..opq", ""), file(".wh.a", ""), file("/abs", "x")},
+		{{name: "dev", typ: tar.TypeChar}, file("../x", "y")},
+	}
+	for _, s := range seeds {
+		f.Add(tarBytes(f, s...))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		base, dst := sandbox(t)
+		img := imageOf(t, nil, rawLayer(t, data))
+		_ = Unpack(context.Background(), img, dst, WithLimits(Limits{MaxFileSize: 1 << 20, MaxTotalSize: 4 << 20, MaxEntries: 1000}))
+		assertNothingOutside(t, base)
+		realDst, err := filepath.EvalSymlinks(dst)
+		if err != nil {
+			return // nothing unpacked
+		}
+		filepath.WalkDir(dst, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.Type()&fs.ModeSymlink == 0 {
+				return nil
+			}
+			resolved, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				return nil // dangling or looping: the kernel goes nowhere
+			}
+			if resolved != realDst && !strings.HasPrefix(resolved, realDst+string(os.PathSeparator)) {
+				t.Errorf("link %s resolves to %s, outside %s", p, resolved, realDst)
+			}
+			return nil
+		})
+	})
+}

@@ -1,0 +1,167 @@
+package image
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+)
+
+// Labels that tell catalog images from bundle images.
+const (
+	// ConfigsLabel marks a file-based catalog image; its value is the
+	// directory of the image filesystem that holds the catalog
+	// ("/configs").
+	ConfigsLabel = "operators.operatorframework.io.index.configs.v1"
+	// BundlePackageLabel marks a bundle image; its value is the package
+	// name. Bundle images carry the other bundle annotations as labels
+	// too.
+	BundlePackageLabel = "operators.operatorframework.io.bundle.package.v1"
+)
+
+// Kind is what an image holds, as its labels tell.
+type Kind int
+
+// The kinds of images.
+const (
+	KindUnknown Kind = iota // neither a catalog nor a bundle image
+	KindCatalog             // a file-based catalog image (ConfigsLabel)
+	KindBundle              // a bundle image (BundlePackageLabel)
+)
+
+// String returns "catalog", "bundle" or "unknown".
+func (k Kind) String() string {
+	switch k {
+	case KindCatalog:
+		return "catalog"
+	case KindBundle:
+		return "bundle"
+	}
+	return "unknown"
+}
+
+// KindOf tells from image labels whether the image is a catalog or a
+// bundle image. Like upstream opm, the catalog label wins when an image
+// carries both.
+func KindOf(labels map[string]string) Kind {
+	if _, ok := labels[ConfigsLabel]; ok {
+		return KindCatalog
+	}
+	if _, ok := labels[BundlePackageLabel]; ok {
+		return KindBundle
+	}
+	return KindUnknown
+}
+
+// Labels returns the labels of img's configuration, never nil. For a
+// pulled image this fetches the configuration blob (once).
+func Labels(img v1.Image) (map[string]string, error) {
+	cf, err := img.ConfigFile()
+	if err != nil {
+		return nil, fmt.Errorf("image %s: read config: %w", imageName(img), err)
+	}
+	labels := map[string]string{}
+	if cf != nil {
+		for k, v := range cf.Config.Labels {
+			labels[k] = v
+		}
+	}
+	return labels, nil
+}
+
+// UnknownImageError reports an image that is neither a catalog nor a
+// bundle image. Its message lists the labels found, one per line, sorted,
+// as upstream opm prints them.
+type UnknownImageError struct {
+	Ref    string            // the image reference
+	Labels map[string]string // the labels the image carries
+}
+
+func (e *UnknownImageError) Error() string {
+	if len(e.Labels) == 0 {
+		return fmt.Sprintf("%q: image type could not be determined: image has no labels", e.Ref)
+	}
+	keys := make([]string, 0, len(e.Labels))
+	for k := range e.Labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%q: image type could not be determined, found labels", e.Ref)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "\n  %s=%s", k, e.Labels[k])
+	}
+	return b.String()
+}
+
+// Extracted describes the content Extract unpacked.
+type Extracted struct {
+	Kind   Kind              // KindCatalog or KindBundle
+	Dir    string            // the catalog root, or the bundle directory (with manifests/ and metadata/)
+	Labels map[string]string // the image's labels
+	Image  v1.Image          // the pulled image
+}
+
+// Extract pulls ref and unpacks what `opm render` reads into dst (created
+// if missing): for a catalog image, the directory its ConfigsLabel names
+// (Dir is that directory inside dst); for a bundle image, manifests/ and
+// metadata/ (Dir is dst). An image with neither label is an
+// *UnknownImageError listing its labels.
+//
+// It takes the options of Pull and Unpack; WithPaths is ignored.
+func Extract(ctx context.Context, ref, dst string, opts ...Option) (*Extracted, error) {
+	o, err := makeOptions(opts...)
+	if err != nil {
+		return nil, err
+	}
+	img, err := o.pull(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	labels, err := Labels(img)
+	if err != nil {
+		return nil, err
+	}
+	x := &Extracted{Kind: KindOf(labels), Labels: labels, Image: img, Dir: dst}
+	switch x.Kind {
+	case KindCatalog:
+		configs := labels[ConfigsLabel]
+		rel, err := cleanPath(configs)
+		if err != nil {
+			return nil, fmt.Errorf("image %s: label %s=%q: %w", ref, ConfigsLabel, configs, err)
+		}
+		o.paths = nil
+		if rel != "." {
+			o.paths = []string{rel}
+		}
+		if err := o.unpack(ctx, img, dst); err != nil {
+			return nil, err
+		}
+		x.Dir = filepath.Join(dst, filepath.FromSlash(rel))
+		fi, err := os.Lstat(x.Dir)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, fmt.Errorf("image %s: catalog directory %s (label %s) is not in the image", ref, configs, ConfigsLabel)
+		case err != nil:
+			return nil, fmt.Errorf("image %s: catalog directory %s: %w", ref, configs, err)
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return nil, fmt.Errorf("image %s: catalog directory %s (label %s) is a symbolic link; use the directory it points to in the label", ref, configs, ConfigsLabel)
+		case !fi.IsDir():
+			return nil, fmt.Errorf("image %s: catalog directory %s (label %s) is not a directory in the image", ref, configs, ConfigsLabel)
+		}
+	case KindBundle:
+		o.paths = []string{"manifests", "metadata"}
+		if err := o.unpack(ctx, img, dst); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, &UnknownImageError{Ref: ref, Labels: labels}
+	}
+	return x, nil
+}

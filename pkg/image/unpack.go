@@ -1,0 +1,594 @@
+package image
+
+import (
+	"archive/tar"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"syscall"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+)
+
+// Limits bounds what Unpack writes, against decompression bombs: a few
+// kilobytes of gzip can expand to terabytes. Sizes count the decompressed
+// bytes of regular files that are written (entries outside WithPaths are
+// read past and do not count).
+type Limits struct {
+	MaxFileSize  int64 // bytes of one regular file
+	MaxTotalSize int64 // bytes of all regular files together
+	MaxEntries   int   // files, directories and links written
+}
+
+// DefaultLimits are the limits Unpack applies unless WithLimits says
+// otherwise. The largest public catalogs hold about 500 MB of FBC (the
+// biggest single files a few tens of MB) plus a serve cache of similar
+// size, so these leave ample headroom while a bomb still stops long
+// before it fills a disk.
+var DefaultLimits = Limits{
+	MaxFileSize:  1 << 30, // 1 GiB
+	MaxTotalSize: 4 << 30, // 4 GiB
+	MaxEntries:   1_000_000,
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxFileSize == 0 {
+		l.MaxFileSize = DefaultLimits.MaxFileSize
+	}
+	if l.MaxTotalSize == 0 {
+		l.MaxTotalSize = DefaultLimits.MaxTotalSize
+	}
+	if l.MaxEntries == 0 {
+		l.MaxEntries = DefaultLimits.MaxEntries
+	}
+	return l
+}
+
+var (
+	// ErrUnsafeEntry is matched (errors.Is) by errors about layer entries
+	// that Unpack refuses to write: paths or links leaving the
+	// destination, devices, FIFOs, unknown entry types.
+	ErrUnsafeEntry = errors.New("unsafe layer entry")
+	// ErrLimitExceeded is matched by errors about content beyond the
+	// Limits.
+	ErrLimitExceeded = errors.New("size limit exceeded")
+)
+
+func errUnsafe(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrUnsafeEntry, fmt.Sprintf(format, args...))
+}
+
+// EntryError reports a layer entry that Unpack refused or failed to write.
+type EntryError struct {
+	Image string  // the image reference, or its digest
+	Layer v1.Hash // the digest of the layer holding the entry
+	Entry string  // the entry's name as the layer spells it
+	Err   error
+}
+
+func (e *EntryError) Error() string {
+	return fmt.Sprintf("image %s: layer %s: entry %q: %v", e.Image, e.Layer, e.Entry, e.Err)
+}
+
+func (e *EntryError) Unwrap() error { return e.Err }
+
+// Unpack writes the filesystem of img, its layers applied in order, into
+// dst, which is created if missing. See the package documentation for
+// what it refuses; a refused entry stops Unpack with an *EntryError, and
+// dst is then left partly written (but never with anything outside it, nor
+// a link leading outside it).
+//
+// Options used: WithPaths, WithLimits.
+func Unpack(ctx context.Context, img v1.Image, dst string, opts ...Option) error {
+	o, err := makeOptions(opts...)
+	if err != nil {
+		return err
+	}
+	return o.unpack(ctx, img, dst)
+}
+
+func (o *options) unpack(ctx context.Context, img v1.Image, dst string) error {
+	imgName := imageName(img)
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return fmt.Errorf("image %s: create destination: %w", imgName, err)
+	}
+	root, err := os.OpenRoot(dst)
+	if err != nil {
+		return fmt.Errorf("image %s: open destination: %w", imgName, err)
+	}
+	defer root.Close()
+
+	layers, err := img.Layers()
+	if err != nil {
+		return fmt.Errorf("image %s: list layers: %w", imgName, err)
+	}
+	// Layers of a pulled image download in the background while earlier
+	// ones are applied; the first streams straight from the registry.
+	var pf *prefetcher
+	if n, ok := img.(*namedImage); ok && n.p != nil && len(layers) > 1 {
+		if pf, err = n.p.prefetch(ctx, layers[1:]); err != nil {
+			return fmt.Errorf("image %s: %w", imgName, err)
+		}
+		defer pf.close()
+	}
+	u := &unpacker{root: root, limits: o.limits, paths: o.paths, links: map[string]v1.Hash{}}
+	for i, l := range layers {
+		d, err := l.Digest()
+		if err != nil {
+			return fmt.Errorf("image %s: layer digest: %w", imgName, err)
+		}
+		if pf != nil && i > 0 {
+			if l, err = pf.layer(i - 1); err != nil {
+				u.checkLinks()
+				return fmt.Errorf("image %s: layer %s: %w", imgName, d, err)
+			}
+		}
+		if err := u.applyLayer(ctx, l, d); err != nil {
+			// Leave no link leading out, even after a failure.
+			u.checkLinks()
+			var ee *EntryError
+			if errors.As(err, &ee) {
+				ee.Image = imgName
+				return ee
+			}
+			return fmt.Errorf("image %s: layer %s: %w", imgName, d, err)
+		}
+	}
+	if ee := u.checkLinks(); ee != nil {
+		ee.Image = imgName
+		return ee
+	}
+	return nil
+}
+
+// unpacker applies layers to a destination root.
+type unpacker struct {
+	root   *os.Root
+	limits Limits
+	paths  []string // clean relative sub-trees to extract; nil: all
+
+	entries int
+	total   int64
+	// links records every symlink written, with the layer that wrote it,
+	// for the final check.
+	links map[string]v1.Hash
+	// parentOK caches the last parent directory known to exist.
+	parentOK string
+	// touched holds the paths the current layer wrote, with their
+	// ancestors: an opaque directory hides only lower layers' content.
+	touched map[string]struct{}
+	layer   v1.Hash // the layer being applied
+}
+
+func (u *unpacker) applyLayer(ctx context.Context, l v1.Layer, d v1.Hash) error {
+	rc, err := l.Uncompressed()
+	if err != nil {
+		return fmt.Errorf("open: %w", err)
+	}
+	defer rc.Close()
+	r := &ctxReader{ctx: ctx, r: rc}
+	tr := tar.NewReader(r)
+	u.touched = map[string]struct{}{}
+	u.parentOK = ""
+	u.layer = d
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if errors.Is(err, tar.ErrInsecurePath) && hdr != nil {
+			err = nil // GODEBUG=tarinsecurepath=0; entry() judges names itself
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("read tar: %w", err)
+		}
+		if err := u.entry(tr, hdr); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return &EntryError{Layer: d, Entry: hdr.Name, Err: err}
+		}
+	}
+	// Read to the end so that the digest of the layer is verified.
+	if _, err := io.Copy(io.Discard, r); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("read: %w", err)
+	}
+	return nil
+}
+
+const (
+	whiteoutPrefix = ".wh."
+	whiteoutMeta   = ".wh..wh."
+	whiteoutOpaque = ".wh..wh..opq"
+)
+
+// entry applies one tar entry.
+func (u *unpacker) entry(tr *tar.Reader, hdr *tar.Header) error {
+	if hdr.Typeflag == tar.TypeXGlobalHeader {
+		return nil
+	}
+	name, err := cleanPath(hdr.Name)
+	if err != nil {
+		return err
+	}
+	if name == "." {
+		return nil // the root itself
+	}
+	dir, base := path.Dir(name), path.Base(name)
+
+	switch {
+	case base == whiteoutOpaque:
+		if !u.affects(dir) {
+			return nil
+		}
+		u.parentOK = ""
+		return u.opaque(dir)
+	case strings.HasPrefix(base, whiteoutMeta):
+		return nil // AUFS bookkeeping (.wh..wh.plnk and the like)
+	case strings.HasPrefix(base, whiteoutPrefix):
+		hidden := base[len(whiteoutPrefix):]
+		if hidden == "." || hidden == ".." {
+			return errUnsafe("whiteout of %q", hidden)
+		}
+		target := path.Join(dir, hidden)
+		if !u.affects(target) {
+			return nil
+		}
+		if _, ok := u.touched[target]; ok {
+			return nil // a whiteout hides lower layers only
+		}
+		u.parentOK = ""
+		if err := u.root.RemoveAll(target); err != nil && !nothingThere(err) {
+			return fmt.Errorf("apply whiteout: %w", err)
+		}
+		return nil
+	}
+
+	if !u.selected(name) {
+		return nil
+	}
+	u.entries++
+	if u.entries > u.limits.MaxEntries {
+		return fmt.Errorf("%w: more than %d entries", ErrLimitExceeded, u.limits.MaxEntries)
+	}
+	for p := name; p != "."; p = path.Dir(p) {
+		if _, ok := u.touched[p]; ok {
+			break
+		}
+		u.touched[p] = struct{}{}
+	}
+
+	switch hdr.Typeflag {
+	case tar.TypeDir:
+		return u.dir(name, hdr)
+	case tar.TypeReg, tar.TypeRegA, tar.TypeGNUSparse: //nolint:staticcheck // TypeRegA appears in old layers
+		return u.file(name, hdr, tr)
+	case tar.TypeSymlink:
+		return u.symlink(name, hdr.Linkname)
+	case tar.TypeLink:
+		return u.hardlink(name, hdr.Linkname)
+	case tar.TypeChar:
+		return errUnsafe("character device")
+	case tar.TypeBlock:
+		return errUnsafe("block device")
+	case tar.TypeFifo:
+		return errUnsafe("FIFO")
+	default:
+		return errUnsafe("unsupported entry type %q", hdr.Typeflag)
+	}
+}
+
+// selected reports whether name is inside one of the requested sub-trees.
+func (u *unpacker) selected(name string) bool {
+	if u.paths == nil {
+		return true
+	}
+	for _, p := range u.paths {
+		if within(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// affects reports whether removing name may remove selected content:
+// name is selected, or an ancestor of a requested sub-tree.
+func (u *unpacker) affects(name string) bool {
+	if u.paths == nil || name == "." {
+		return true
+	}
+	for _, p := range u.paths {
+		if within(name, p) || within(p, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// within reports whether the clean relative path name is dir or below it.
+func within(name, dir string) bool {
+	return dir == "." || name == dir || strings.HasPrefix(name, dir+"/")
+}
+
+// parent makes sure the parent directory of name exists.
+func (u *unpacker) parent(name string) error {
+	dir := path.Dir(name)
+	if dir == "." || dir == u.parentOK {
+		return nil
+	}
+	if err := u.root.MkdirAll(dir, 0o755); err != nil {
+		if out, _ := u.leavesRoot(dir); out {
+			return errUnsafe("parent directory %s leads outside the destination through a symbolic link", dir)
+		}
+		return fmt.Errorf("create parent directory: %w", err)
+	}
+	u.parentOK = dir
+	return nil
+}
+
+// clear removes whatever is at name, unless it is a directory and keepDir
+// is set; it reports whether a directory was kept.
+func (u *unpacker) clear(name string, keepDir bool) (bool, error) {
+	fi, err := u.root.Lstat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if keepDir && fi.IsDir() {
+		return true, nil
+	}
+	u.parentOK = "" // it may have been, or led to, the cached parent
+	return false, u.root.RemoveAll(name)
+}
+
+func (u *unpacker) dir(name string, hdr *tar.Header) error {
+	if err := u.parent(name); err != nil {
+		return err
+	}
+	mode := fs.FileMode(hdr.Mode)&0o755 | 0o700
+	kept, err := u.clear(name, true)
+	if err != nil {
+		return err
+	}
+	if !kept {
+		if err := u.root.Mkdir(name, mode); err != nil {
+			return err
+		}
+	}
+	return u.root.Chmod(name, mode)
+}
+
+func (u *unpacker) file(name string, hdr *tar.Header, r io.Reader) error {
+	switch {
+	case hdr.Size < 0:
+		return fmt.Errorf("negative size %d", hdr.Size)
+	case hdr.Size > u.limits.MaxFileSize:
+		return fmt.Errorf("%w: file is %d bytes, more than the %d allowed for one file", ErrLimitExceeded, hdr.Size, u.limits.MaxFileSize)
+	case hdr.Size > u.limits.MaxTotalSize-u.total:
+		return fmt.Errorf("%w: file of %d bytes takes the image past the %d bytes allowed in total", ErrLimitExceeded, hdr.Size, u.limits.MaxTotalSize)
+	}
+	if err := u.parent(name); err != nil {
+		return err
+	}
+	if _, err := u.clear(name, false); err != nil {
+		return err
+	}
+	// O_EXCL: never write through a symlink, even one raced in.
+	f, err := u.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	n, err := io.CopyN(f, r, hdr.Size)
+	u.total += n
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write: %w", err)
+	}
+	return u.root.Chmod(name, fs.FileMode(hdr.Mode)&0o755|0o600)
+}
+
+func (u *unpacker) symlink(name, target string) error {
+	switch {
+	case target == "":
+		return errUnsafe("symbolic link with an empty target")
+	case strings.IndexByte(target, 0) >= 0:
+		return errUnsafe("symbolic link target contains a NUL byte")
+	case path.IsAbs(target):
+		return errUnsafe("symbolic link to absolute path %q", target)
+	}
+	if j := path.Join(path.Dir(name), target); j == ".." || strings.HasPrefix(j, "../") {
+		return errUnsafe("symbolic link to %q leaves the destination", target)
+	}
+	if err := u.parent(name); err != nil {
+		return err
+	}
+	if _, err := u.clear(name, false); err != nil {
+		return err
+	}
+	if err := u.root.Symlink(target, name); err != nil {
+		return err
+	}
+	u.links[name] = u.layer
+	return nil
+}
+
+func (u *unpacker) hardlink(name, linkname string) error {
+	target, err := cleanPath(linkname)
+	if err != nil {
+		return errUnsafe("hard link to %q leaves the destination", linkname)
+	}
+	if target == "." || target == name {
+		return errUnsafe("hard link to %q", linkname)
+	}
+	fi, err := u.root.Lstat(target)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if !u.selected(target) {
+			return errUnsafe("hard link to %q, outside the unpacked paths", linkname)
+		}
+		return errUnsafe("hard link to %q, which does not exist", linkname)
+	case err != nil:
+		if out, _ := u.leavesRoot(target); out {
+			return errUnsafe("hard link to %q leaves the destination", linkname)
+		}
+		return err
+	case !fi.Mode().IsRegular():
+		return errUnsafe("hard link to %q, which is not a regular file", linkname)
+	}
+	if err := u.parent(name); err != nil {
+		return err
+	}
+	if _, err := u.clear(name, false); err != nil {
+		return err
+	}
+	return u.root.Link(target, name)
+}
+
+// opaque empties the directory dir of what lower layers put there.
+func (u *unpacker) opaque(dir string) error {
+	f, err := u.root.Open(dir)
+	if nothingThere(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("apply opaque whiteout: %w", err)
+	}
+	ents, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return nil // not a directory: nothing to hide
+	}
+	for _, e := range ents {
+		p := path.Join(dir, e.Name())
+		if _, ok := u.touched[p]; ok {
+			if e.IsDir() {
+				if err := u.opaque(p); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if err := u.root.RemoveAll(p); err != nil {
+			return fmt.Errorf("apply opaque whiteout: %w", err)
+		}
+	}
+	return nil
+}
+
+// checkLinks resolves every symbolic link written, once all layers are
+// applied (or one failed), removes those that lead outside the
+// destination (a chain of links, each harmless on its own, may) and
+// reports the first.
+func (u *unpacker) checkLinks() *EntryError {
+	names := make([]string, 0, len(u.links))
+	for n := range u.links {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var first *EntryError
+	for _, n := range names {
+		fi, err := u.root.Lstat(n)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			continue // replaced or removed by a later layer
+		}
+		out, err := u.leavesRoot(n)
+		if err == nil && !out {
+			continue
+		}
+		_ = u.root.Remove(n)
+		if err == nil {
+			err = errUnsafe("symbolic link resolves outside the destination")
+		}
+		if first == nil {
+			first = &EntryError{Layer: u.links[n], Entry: n, Err: err}
+		}
+	}
+	return first
+}
+
+// nothingThere reports whether err says that a path does not exist, or
+// goes through something that is not a directory: whiteouts of such paths
+// have nothing to hide.
+func nothingThere(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+}
+
+// maxLinkHops is how many symbolic links a path may go through, as on
+// Linux.
+const maxLinkHops = 40
+
+// leavesRoot resolves the clean relative path p the way the kernel would,
+// following symbolic links, and reports whether that leads outside the
+// destination. Resolution stops, harmlessly, at the first component that
+// does not exist or is not a directory.
+func (u *unpacker) leavesRoot(p string) (bool, error) {
+	rest := strings.Split(p, "/")
+	var cur []string
+	hops := 0
+	for len(rest) > 0 {
+		c := rest[0]
+		rest = rest[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			if len(cur) == 0 {
+				return true, nil
+			}
+			cur = cur[:len(cur)-1]
+			continue
+		}
+		next := strings.Join(append(cur[:len(cur):len(cur)], c), "/")
+		fi, err := u.root.Lstat(next)
+		if err != nil {
+			return false, nil
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = append(cur, c)
+			continue
+		}
+		hops++
+		if hops > maxLinkHops {
+			return false, errUnsafe("more than %d levels of symbolic links", maxLinkHops)
+		}
+		t, err := u.root.Readlink(next)
+		if err != nil {
+			return false, err
+		}
+		if path.IsAbs(t) {
+			return true, nil
+		}
+		rest = append(strings.Split(t, "/"), rest...)
+	}
+	return false, nil
+}
+
+// ctxReader fails reads once ctx is done, so that a long layer stops
+// promptly.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
