@@ -45,6 +45,18 @@ type Builder struct {
 	bundles  []rec[bundleData]
 	deps     []rec[declcfg.Deprecation]
 	problems Problems
+	// incomplete is set when some blob could not be read: the rules that
+	// need the whole catalog would only report the consequences.
+	incomplete bool
+}
+
+// MarkIncomplete tells the Builder that some of the catalog could not be
+// read (the loader reported errors): Build then skips the rules whose
+// findings would only be consequences of the missing blobs.
+func (bld *Builder) MarkIncomplete() {
+	bld.mu.Lock()
+	bld.incomplete = true
+	bld.mu.Unlock()
 }
 
 // rec is a blob with its place in upstream's load order.
@@ -64,7 +76,8 @@ type bundleData struct {
 	objects          []string
 	csvJSON          string
 	objectCount      int
-	parseErr         error
+	parseErr         error // a property that does not decode
+	objectErr        error // a bundle object that cannot be read
 }
 
 // NewBuilder returns an empty Builder.
@@ -77,6 +90,7 @@ func (bld *Builder) AddBlob(b *declcfg.Blob) {
 	src := Source{b.Path, b.Line}
 	fail := func(err error) {
 		bld.mu.Lock()
+		bld.incomplete = true
 		bld.problems = append(bld.problems, Problem{Rule: RuleParse, Severity: SeverityError, load: true,
 			Message: fmt.Sprintf("%s:%d:%d: invalid %s blob: %v", b.Path, b.Line, b.Col, b.Schema, err),
 			Package: b.Package, File: b.Path, Line: b.Line, Column: b.Col})
@@ -162,7 +176,11 @@ func (bld *Builder) bundleData(b *declcfg.Bundle, file string) bundleData {
 			err = json.Unmarshal(p.Value, &property.Channel{})
 		case property.TypeBundleObject:
 			d.objectCount++
-			scratch, err = bld.bundleObject(&d, p.Value, file, scratch)
+			var objErr error
+			scratch, objErr = bld.bundleObject(&d, p.Value, file, scratch, i, d.objectCount-1)
+			if objErr != nil && d.objectErr == nil {
+				d.objectErr = objErr
+			}
 		default:
 			if len(p.Value) == 0 {
 				err = fmt.Errorf("unexpected end of JSON input")
@@ -176,8 +194,11 @@ func (bld *Builder) bundleData(b *declcfg.Bundle, file string) bundleData {
 	return d
 }
 
-// bundleObject checks (and with KeepObjects keeps) one olm.bundle.object.
-func (bld *Builder) bundleObject(d *bundleData, value []byte, file string, scratch []byte) ([]byte, error) {
+// bundleObject checks (and with KeepObjects keeps) one olm.bundle.object,
+// the property at index idx and the bundle's object number obj. Errors
+// carry upstream's wording.
+func (bld *Builder) bundleObject(d *bundleData, value []byte, file string, scratch []byte, idx, obj int) ([]byte, error) {
+	parseErr := func(err error) error { return fmt.Errorf("parse property at index %d as bundle object: %w", idx, err) }
 	var ref string
 	var data []byte
 	r := canonjson.NewReader(value)
@@ -186,7 +207,7 @@ func (bld *Builder) bundleObject(d *bundleData, value []byte, file string, scrat
 	case 'n':
 		return scratch, nil
 	default:
-		return scratch, fmt.Errorf("json: cannot unmarshal %s into Go value of type property.BundleObject", canonjson.TypeName(value))
+		return scratch, parseErr(fmt.Errorf("json: cannot unmarshal %s into Go value of type property.BundleObject", canonjson.TypeName(value)))
 	}
 	r.Object()
 	for {
@@ -202,7 +223,7 @@ func (bld *Builder) bundleObject(d *bundleData, value []byte, file string, scrat
 				ref, _ = canonjson.String(v)
 			case 'n':
 			default:
-				return scratch, fmt.Errorf("json: cannot unmarshal %s into Go struct field .ref of type string", canonjson.TypeName(v))
+				return scratch, parseErr(fmt.Errorf("json: cannot unmarshal %s into Go struct field fileJSON.ref of type string", canonjson.TypeName(v)))
 			}
 		case canonjson.KeyFold(k, "data"):
 			switch canonjson.Kind(v) {
@@ -214,34 +235,37 @@ func (bld *Builder) bundleObject(d *bundleData, value []byte, file string, scrat
 				}
 				n, err := base64.StdEncoding.Decode(scratch[:need], raw)
 				if err != nil {
-					return scratch, err
+					return scratch, parseErr(err)
 				}
 				data = scratch[:n]
 			case 'n':
 				data = nil
 			default:
-				return scratch, fmt.Errorf("json: cannot unmarshal %s into Go struct field .data of type []uint8", canonjson.TypeName(v))
+				return scratch, parseErr(fmt.Errorf("json: cannot unmarshal %s into Go struct field fileJSON.data of type []uint8", canonjson.TypeName(v)))
 			}
 		}
 	}
 	if ref != "" && len(data) > 0 {
-		return scratch, fmt.Errorf("fields 'ref' and 'data' are mutually exclusive")
+		return scratch, parseErr(fmt.Errorf("fields 'ref' and 'data' are mutually exclusive"))
 	}
+	objID := fmt.Sprintf("[%d]", obj)
 	if ref != "" {
+		objID = fmt.Sprintf(" %q", ref)
+		getErr := func(err error) error { return fmt.Errorf("get data for bundle object%s: %w", objID, err) }
 		if path.IsAbs(ref) {
-			return scratch, fmt.Errorf("reference must be a relative path")
+			return scratch, getErr(fmt.Errorf("reference must be a relative path"))
 		}
 		if bld.opts.ReadRef == nil {
-			return scratch, fmt.Errorf("cannot read bundle object reference %q", ref)
+			return scratch, getErr(fmt.Errorf("references are not supported here"))
 		}
 		var err error
 		if data, err = bld.opts.ReadRef(path.Join(path.Dir(file), ref)); err != nil {
-			return scratch, err
+			return scratch, getErr(err)
 		}
 	}
 	js, err := manifestJSON(data)
 	if err != nil {
-		return scratch, err
+		return scratch, fmt.Errorf("convert object%s to JSON: %w", objID, err)
 	}
 	if bld.opts.KeepObjects {
 		obj := string(js)
@@ -364,7 +388,9 @@ func (b *build) channels() {
 		case b.ambiguous[c.Package]:
 			continue
 		case pkg == nil:
-			b.load(RuleUnknownPackage, r.src, "", "", "unknown package %q for channel %q", c.Package, c.Name)
+			if !b.incomplete {
+				b.load(RuleUnknownPackage, r.src, "", "", "unknown package %q for channel %q", c.Package, c.Name)
+			}
 			continue
 		case c.Name == "":
 			b.load(RuleChannelName, r.src, c.Package, "", "package %q contains channel with no name", c.Package)
@@ -401,7 +427,9 @@ func (b *build) bundles() {
 			b.load(RuleBundlePackage, r.src, "", d.name, "package name must be set for bundle %q", d.name)
 			continue
 		case pkg == nil:
-			b.load(RuleUnknownPackage, r.src, "", d.name, "unknown package %q for bundle %q", d.pkg, d.name)
+			if !b.incomplete {
+				b.load(RuleUnknownPackage, r.src, "", d.name, "unknown package %q for bundle %q", d.pkg, d.name)
+			}
 			continue
 		case seen[d.pkg][d.name]:
 			b.load(RuleDuplicateBundle, r.src, d.pkg, d.name, "package %q has duplicate bundle %q", d.pkg, d.name)
@@ -411,19 +439,17 @@ func (b *build) bundles() {
 			seen[d.pkg] = map[string]bool{}
 		}
 		seen[d.pkg][d.name] = true
-		if d.parseErr != nil {
-			b.load(RuleProperty, r.src, d.pkg, d.name, "parse properties for bundle %q: %v", d.name, d.parseErr)
-			continue
+		found := false
+		for _, ch := range pkg.Channels {
+			if mb := ch.Bundles[d.name]; mb != nil {
+				found = true
+				mb.Invalid = true // until the checks below pass
+			}
 		}
-		if len(d.packages) != 1 {
-			b.load(RulePackageProperty, r.src, d.pkg, d.name, "package %q bundle %q must have exactly 1 %q property, found %d", d.pkg, d.name, property.TypePackage, len(d.packages))
-			continue
+		if !found && !b.incomplete {
+			b.load(RuleBundleNotInChannel, r.src, d.pkg, d.name, "package %q, bundle %q not found in any channel entries", d.pkg, d.name)
 		}
-		if d.pkg != d.packages[0].PackageName {
-			b.load(RuleBundlePackage, r.src, d.pkg, d.name, "package %q does not match %q property %q", d.pkg, property.TypePackage, d.packages[0].PackageName)
-			continue
-		}
-		if !b.imagesValid(r.src, &d) {
+		if !b.bundleValid(r.src, &d) {
 			continue
 		}
 		ver, err := semver.Parse(d.packages[0].Version)
@@ -431,22 +457,40 @@ func (b *build) bundles() {
 			b.load(RuleVersion, r.src, d.pkg, d.name, "error parsing bundle %q version %q: %v", d.name, d.packages[0].Version, err)
 			continue
 		}
-		found := false
 		for _, ch := range sortedChannels(pkg) {
 			mb := ch.Bundles[d.name]
 			if mb == nil {
 				continue
 			}
-			found = true
-			mb.HasBlob = true
+			mb.HasBlob, mb.Invalid = true, false
 			mb.Image, mb.Properties, mb.RelatedImages = d.image, d.properties, d.relatedImages
 			mb.Version, mb.Objects, mb.CsvJSON, mb.ObjectCount = ver, d.objects, d.csvJSON, d.objectCount
 			mb.Source = r.src
 		}
-		if !found {
-			b.load(RuleBundleNotInChannel, r.src, d.pkg, d.name, "package %q, bundle %q not found in any channel entries", d.pkg, d.name)
-		}
 	}
+}
+
+// bundleValid applies the load rules that concern the bundle's own blob,
+// in upstream's order, reporting the first one broken.
+func (b *build) bundleValid(src Source, d *bundleData) bool {
+	if d.objectErr != nil {
+		// Upstream reads bundle objects while loading, before the rest.
+		b.load(RuleBundleObject, src, d.pkg, d.name, "read bundle objects: package %q, bundle %q: %v", d.pkg, d.name, d.objectErr)
+		return false
+	}
+	if d.parseErr != nil {
+		b.load(RuleProperty, src, d.pkg, d.name, "parse properties for bundle %q: %v", d.name, d.parseErr)
+		return false
+	}
+	if len(d.packages) != 1 {
+		b.load(RulePackageProperty, src, d.pkg, d.name, "package %q bundle %q must have exactly 1 %q property, found %d", d.pkg, d.name, property.TypePackage, len(d.packages))
+		return false
+	}
+	if d.pkg != d.packages[0].PackageName {
+		b.load(RuleBundlePackage, src, d.pkg, d.name, "package %q does not match %q property %q", d.pkg, property.TypePackage, d.packages[0].PackageName)
+		return false
+	}
+	return b.imagesValid(src, d)
 }
 
 func (b *build) imagesValid(src Source, d *bundleData) bool {
@@ -472,6 +516,9 @@ func (b *build) imagesValid(src Source, d *bundleData) bool {
 // fills, per package. (Upstream only checks the last channel it reads of
 // each package; every channel is checked here.)
 func (b *build) entriesWithoutBundles() {
+	if b.incomplete {
+		return
+	}
 	for _, name := range sortedPackageNames(b.m) {
 		pkg := b.m[name]
 		if b.ambiguous[name] {
@@ -481,7 +528,7 @@ func (b *build) entriesWithoutBundles() {
 		var src Source
 		for _, ch := range sortedChannels(pkg) {
 			for _, mb := range ch.Bundles {
-				if !mb.HasBlob {
+				if !mb.HasBlob && !mb.Invalid {
 					if !missing[mb.Name] && src.Path == "" {
 						src = ch.Source
 					}
@@ -524,7 +571,9 @@ func (b *build) deprecations() {
 		}
 		pkg := b.m[d.Package]
 		if pkg == nil {
-			b.load(RuleUnknownPackage, r.src, "", "", "cannot apply deprecations to an unknown package %q", d.Package)
+			if !b.incomplete {
+				b.load(RuleUnknownPackage, r.src, "", "", "cannot apply deprecations to an unknown package %q", d.Package)
+			}
 			continue
 		}
 		if b.ambiguous[d.Package] {

@@ -81,8 +81,9 @@ type Bundle struct {
 	ObjectCount int
 	Deprecation *Deprecation
 	Source      Source
-	// HasBlob is false for a channel entry without an olm.bundle blob.
-	HasBlob bool
+	// HasBlob is false for a channel entry without a valid olm.bundle
+	// blob; Invalid is true when the blob exists but broke a load rule.
+	HasBlob, Invalid bool
 }
 
 // Deprecation is a deprecation message for a package, channel or bundle.

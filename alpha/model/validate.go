@@ -24,7 +24,12 @@ func (b *build) graph(rule Rule, pkg *Package, ch *Channel, bd *Bundle, format s
 }
 
 // validate checks the graph rules, in upstream's order within each package.
+// They need the whole catalog: when some of it could not be read, they
+// would only report what is missing, so they are skipped.
 func (b *build) validate() {
+	if b.incomplete {
+		return
+	}
 	for _, name := range sortedPackageNames(b.m) {
 		pkg := b.m[name]
 		if b.ambiguous[name] {

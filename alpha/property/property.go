@@ -78,7 +78,7 @@ type ParseError struct {
 }
 
 func (e ParseError) Error() string {
-	return fmt.Sprintf("properties[%d].value unmarshal error for type %q: %v", e.Idx, e.Typ, e.Err)
+	return fmt.Sprintf("parse property[%d] of type %q: %v", e.Idx, e.Typ, e.Err)
 }
 
 func (e ParseError) Unwrap() error { return e.Err }

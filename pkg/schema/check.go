@@ -1,0 +1,245 @@
+package schema
+
+import (
+	"errors"
+	"sync"
+)
+
+// checkState is the per-call scratch space of Check, pooled.
+type checkState struct {
+	shaper   shaper
+	skeleton []byte // kind byte + skeleton shape
+	elem     []byte // kind byte + element shape
+	lists    []splitList
+	failed   []failedElem
+}
+
+// splitList is a top-level list split off the skeleton, with its position in
+// the blob so that explain can rebuild the blob around failing elements.
+type splitList struct {
+	field      listField
+	start, end int
+	count      int // number of elements
+}
+
+// failedElem is a list element whose shape failed.
+type failedElem struct {
+	list       int // index into checkState.lists
+	index      int // element index in the list
+	start, end int
+}
+
+var statePool = sync.Pool{New: func() any { return new(checkState) }}
+
+// Check validates one blob. blob is canonical JSON: compact, object keys
+// sorted by byte order, no duplicate keys (exactly what encoding/json
+// produces when it marshals a map[string]any decoded from the blob, with
+// SetEscapeHTML(false)). schemaName is the blob's schema value;
+// olm.package, olm.channel, olm.bundle and olm.deprecations blobs are
+// checked against their definition unified with _Meta, anything else
+// against _Meta only.
+//
+// The result is nil for a valid blob; otherwise the violations are sorted by
+// path (list indexes in numeric order), then message.
+func (c *Checker) Check(schemaName string, blob []byte) []Violation {
+	k := blobKind(schemaName)
+	st := statePool.Get().(*checkState)
+	defer func() {
+		st.shaper.voc = nil
+		statePool.Put(st)
+	}()
+	st.shaper.voc = &c.voc
+	st.lists = st.lists[:0]
+	st.failed = st.failed[:0]
+
+	st.shaper.depth = 0
+	skeletonOK, err := c.scan(st, k, blob)
+	if errors.Is(err, errTooDeep) {
+		return []Violation{{Message: err.Error()}}
+	}
+	if err != nil {
+		// Not the JSON object Check expects: let CUE say what is wrong.
+		return c.reference(k, blob)
+	}
+	if skeletonOK && len(st.failed) == 0 {
+		return nil
+	}
+	return c.explain(st, k, blob)
+}
+
+// scan computes the skeleton shape of blob and the shape of each element of
+// its split lists, looks their verdicts up (evaluating CUE for new shapes),
+// records failing elements in st.failed and reports the skeleton's verdict.
+func (c *Checker) scan(st *checkState, k kind, src []byte) (skeletonOK bool, err error) {
+	sh := &st.shaper
+	dst := append(st.skeleton[:0], byte(k))
+	defer func() { st.skeleton = dst }()
+	i := skipWS(src, 0)
+	if i >= len(src) || src[i] != '{' {
+		return false, errSyntax
+	}
+	dst = append(dst, '{')
+	i = skipWS(src, i+1)
+	if i < len(src) && src[i] == '}' {
+		dst = append(dst, '}')
+		i++
+	} else {
+		for {
+			i = skipWS(src, i)
+			if i >= len(src) || src[i] != '"' {
+				return false, errSyntax
+			}
+			end, err := stringEnd(src, i)
+			if err != nil {
+				return false, err
+			}
+			key := src[i+1 : end-1]
+			dst = append(dst, src[i:end]...)
+			i = skipWS(src, end)
+			if i >= len(src) || src[i] != ':' {
+				return false, errSyntax
+			}
+			dst = append(dst, ':')
+			i = skipWS(src, i+1)
+			split := -1
+			if i < len(src) && src[i] == '[' {
+				for n, lf := range blobLists[k] {
+					if string(key) == lf.name {
+						split = n
+						break
+					}
+				}
+			}
+			if split >= 0 {
+				dst = append(dst, "[]"...)
+				i, err = c.scanList(st, blobLists[k][split], src, i)
+			} else {
+				dst, i, err = sh.value(dst, src, i)
+			}
+			if err != nil {
+				return false, err
+			}
+			i = skipWS(src, i)
+			if i >= len(src) {
+				return false, errSyntax
+			}
+			if src[i] == ',' {
+				dst = append(dst, ',')
+				i++
+				continue
+			}
+			if src[i] != '}' {
+				return false, errSyntax
+			}
+			dst = append(dst, '}')
+			i++
+			break
+		}
+	}
+	if skipWS(src, i) != len(src) {
+		return false, errSyntax
+	}
+	return c.verdict(k, dst), nil
+}
+
+// scanList checks the shape of every element of the list at src[i] against
+// lf.elem and returns the index just past the list.
+func (c *Checker) scanList(st *checkState, lf listField, src []byte, i int) (int, error) {
+	start := i
+	li := len(st.lists)
+	st.lists = append(st.lists, splitList{field: lf, start: start})
+	i = skipWS(src, i+1)
+	if i < len(src) && src[i] == ']' {
+		st.lists[li].end = i + 1
+		return i + 1, nil
+	}
+	for n := 0; ; n++ {
+		i = skipWS(src, i)
+		es := i
+		var err error
+		st.elem, i, err = st.shaper.value(append(st.elem[:0], byte(lf.elem)), src, i)
+		if err != nil {
+			return i, err
+		}
+		if !c.verdict(lf.elem, st.elem) {
+			st.failed = append(st.failed, failedElem{list: li, index: n, start: es, end: i})
+		}
+		i = skipWS(src, i)
+		if i >= len(src) {
+			return i, errSyntax
+		}
+		switch src[i] {
+		case ',':
+			i++
+		case ']':
+			st.lists[li].end = i + 1
+			st.lists[li].count = n + 1
+			return i + 1, nil
+		default:
+			return i, errSyntax
+		}
+	}
+}
+
+// verdict returns whether key (a kind byte followed by a shape of that
+// kind) is valid, from the memo or else from CUE.
+func (c *Checker) verdict(k kind, key []byte) bool {
+	if valid, ok := c.memo.get(key); ok {
+		return valid
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	// Another goroutine may have evaluated the shape while this one waited.
+	if valid, ok := c.memo.get(key); ok {
+		return valid
+	}
+	valid := c.validShape(k, key[1:])
+	c.memo.put(key, valid)
+	return valid
+}
+
+// explain reports the violations of a blob whose skeleton or some list
+// elements failed. It evaluates, in one CUE evaluation, the real blob with
+// the split lists reduced to their failing elements: elements that pass
+// have no errors and cannot change how CUE reports the others, so this gives
+// exactly what CUE reports for the whole blob, once the element indexes are
+// mapped back.
+func (c *Checker) explain(st *checkState, k kind, blob []byte) []Violation {
+	reduced := make([]byte, 0, len(blob))
+	origIndex := make(map[string][]int, len(st.lists))
+	from := 0
+	next := 0 // next failed element; st.failed is in blob order
+	for li, l := range st.lists {
+		reduced = append(reduced, blob[from:l.start]...)
+		reduced = append(reduced, '[')
+		var idx []int
+		for ; next < len(st.failed) && st.failed[next].list == li; next++ {
+			f := st.failed[next]
+			if len(idx) > 0 {
+				reduced = append(reduced, ',')
+			}
+			reduced = append(reduced, blob[f.start:f.end]...)
+			idx = append(idx, f.index)
+		}
+		reduced = append(reduced, ']')
+		origIndex[l.field.name] = idx
+		from = l.end
+	}
+	reduced = append(reduced, blob[from:]...)
+	vs := c.evalReal(k, reduced)
+	for _, v := range vs {
+		if len(v.path) >= 2 && !v.path[0].isIndex && v.path[1].isIndex {
+			if idx, ok := origIndex[v.path[0].label]; ok && v.path[1].index < len(idx) {
+				v.path[1].index = idx[v.path[1].index]
+			}
+		}
+	}
+	return finish(vs)
+}
+
+// reference checks blob the direct way: the whole blob unified with its
+// definition. Check falls back to it for input it cannot scan; the tests
+// compare Check with it.
+func (c *Checker) reference(k kind, blob []byte) []Violation {
+	return finish(c.evalReal(k, blob))
+}

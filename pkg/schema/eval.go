@@ -1,0 +1,192 @@
+package schema
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"cuelang.org/go/cue"
+	cueerrors "cuelang.org/go/cue/errors"
+	cuejson "cuelang.org/go/encoding/json"
+)
+
+// Stats reports what a Checker has done so far.
+type Stats struct {
+	// Shapes is the number of distinct shapes whose verdict is memoized.
+	Shapes int
+	// ShapeEvals is the number of CUE evaluations of shapes (memo misses).
+	ShapeEvals int64
+	// RealEvals is the number of CUE evaluations of real values, made to
+	// report the violations of parts whose shape failed.
+	RealEvals int64
+}
+
+// Stats returns the Checker's counters.
+func (c *Checker) Stats() Stats {
+	return Stats{
+		Shapes:     c.memo.len(),
+		ShapeEvals: c.shapeEvals.Load(),
+		RealEvals:  c.realEvals.Load(),
+	}
+}
+
+// validShape evaluates a shape of kind k with CUE. It must be called with
+// c.mu held.
+func (c *Checker) validShape(k kind, shape []byte) bool {
+	c.shapeEvals.Add(1)
+	u, err := c.unify(k, shape)
+	if err != nil {
+		return false
+	}
+	return u.Validate(cue.Concrete(true)) == nil
+}
+
+// unify builds data as a CUE value and unifies it with kind k's
+// definition. It must be called with c.mu held.
+func (c *Checker) unify(k kind, data []byte) (cue.Value, error) {
+	expr, err := cuejson.Extract("blob", data)
+	if err != nil {
+		return cue.Value{}, err
+	}
+	return c.defs[k].Unify(c.ctx.BuildExpr(expr)), nil
+}
+
+// pathElem is one step of a violation's path: a label in CUE syntax or a
+// list index.
+type pathElem struct {
+	label   string
+	index   int
+	isIndex bool
+}
+
+// violation is a Violation before formatting.
+type violation struct {
+	path []pathElem
+	msg  string
+}
+
+// evalReal evaluates the real value data against kind k and returns CUE's
+// errors.
+func (c *Checker) evalReal(k kind, data []byte) []violation {
+	c.realEvals.Add(1)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	u, err := c.unify(k, data)
+	if err != nil {
+		var x any
+		if jerr := json.Unmarshal(data, &x); jerr != nil {
+			err = jerr
+		}
+		return []violation{{msg: shorten("invalid JSON: " + err.Error())}}
+	}
+	var vs []violation
+	for _, e := range cueerrors.Errors(u.Validate(cue.Concrete(true))) {
+		format, args := e.Msg()
+		vs = append(vs, violation{
+			path: errorPath(k, e.Path()),
+			msg:  shorten(fmt.Sprintf(format, args...)),
+		})
+	}
+	return vs
+}
+
+// maxMessage bounds the length of a violation message: CUE quotes
+// conflicting values in full, and catalogs hold megabyte-long strings.
+const maxMessage = 1024
+
+// shorten cuts msg to maxMessage bytes (on a UTF-8 boundary), marking the
+// cut with an ellipsis.
+func shorten(msg string) string {
+	if len(msg) <= maxMessage {
+		return msg
+	}
+	n := maxMessage
+	for n > 0 && !utf8.RuneStart(msg[n]) {
+		n--
+	}
+	return msg[:n] + "…"
+}
+
+// errorPath converts the path of a CUE error on kind k's definition into
+// path elements. CUE starts the path with the definition's own
+// label, which is dropped. A label written as bare digits is a list index:
+// CUE quotes object keys that are not identifiers.
+func errorPath(k kind, p []string) []pathElem {
+	if len(p) > 0 && p[0] == kindDefs[k] {
+		p = p[1:]
+	}
+	out := make([]pathElem, 0, len(p))
+	for _, s := range p {
+		if n, err := strconv.Atoi(s); err == nil && n >= 0 && s[0] >= '0' && s[0] <= '9' {
+			out = append(out, pathElem{index: n, isIndex: true})
+			continue
+		}
+		out = append(out, pathElem{label: s})
+	}
+	return out
+}
+
+// formatPath writes p as a CUE path: labels joined by dots, indexes in
+// brackets.
+func formatPath(p []pathElem) string {
+	var b strings.Builder
+	for _, e := range p {
+		if e.isIndex {
+			b.WriteByte('[')
+			b.WriteString(strconv.Itoa(e.index))
+			b.WriteByte(']')
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(e.label)
+	}
+	return b.String()
+}
+
+func comparePath(a, b []pathElem) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		x, y := a[i], b[i]
+		switch {
+		case x.isIndex && y.isIndex:
+			if x.index != y.index {
+				return x.index - y.index
+			}
+		case x.isIndex:
+			return -1
+		case y.isIndex:
+			return 1
+		default:
+			if c := strings.Compare(x.label, y.label); c != 0 {
+				return c
+			}
+		}
+	}
+	return len(a) - len(b)
+}
+
+// finish sorts violations by path (indexes in numeric order) and message,
+// drops duplicates and formats them.
+func finish(vs []violation) []Violation {
+	if len(vs) == 0 {
+		return nil
+	}
+	slices.SortFunc(vs, func(a, b violation) int {
+		if c := comparePath(a.path, b.path); c != 0 {
+			return c
+		}
+		return strings.Compare(a.msg, b.msg)
+	})
+	out := make([]Violation, 0, len(vs))
+	for i, v := range vs {
+		if i > 0 && comparePath(v.path, vs[i-1].path) == 0 && v.msg == vs[i-1].msg {
+			continue
+		}
+		out = append(out, Violation{Path: formatPath(v.path), Message: v.msg})
+	}
+	return out
+}

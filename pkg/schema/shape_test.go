@@ -1,0 +1,241 @@
+package schema
+
+import (
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestShape(t *testing.T) {
+	c := sharedChecker(t)
+	long := `"` + strings.Repeat("QUJD", 1<<18) + `"`
+	tests := []struct {
+		name, in, want string
+		wantErr        bool
+	}{
+		{name: "strings", in: `{"data":"x","group":"","kind":"olm.package","name":"OwnNamespace","ref":"olm.packages"}`,
+			want: `{"data":"s","group":"","kind":"olm.package","name":"OwnNamespace","ref":"s"}`},
+		{name: "escaped literal", in: `{"data":"olm\u002epackage","group":"\n","kind":"\\"}`,
+			want: `{"data":"olm.package","group":"s","kind":"s"}`},
+		{name: "escaped quotes and backslashes", in: `{"data":"x\"y","group":"x\\","kind":"\\\"","name":1}`,
+			want: `{"data":"s","group":"s","kind":"s","name":1}`},
+		{name: "long string", in: `{"data":` + long + `,"type":"olm.bundle.object"}`,
+			want: `{"data":"s","type":"olm.bundle.object"}`},
+		{name: "label keys kept", in: `{"x-descriptors":"a","name":"b","n\u0061me":"c"}`,
+			want: `{"x-descriptors":"s","name":"s","n\u0061me":"s"}`},
+		{name: "other keys anonymized", in: `{"alm-examples":"[]","capabilities":"Basic","createdAt":"","name":"n","replicas":3,"zz":"a"}`,
+			want: `{"name":"s","~0":"","~1":"s","~2":3}`},
+		{name: "anonymized keys nested", in: `{"a":{"b":[1,2],"c":{"d":1}},"e":{"f":[2,1]}}`,
+			want: `{"~0":{"~0":[1,2],"~1":{"~0":1}},"~1":{"~0":[1,2]}}`},
+		{name: "scalars kept", in: `[1,1.5e3,-2,true,false,null,1]`,
+			want: `[-2,1,1.5e3,false,null,true]`},
+		{name: "list of strings", in: `["a","b","c"]`, want: `["s"]`},
+		{name: "list of objects", in: `[{"name":"a"},{"kind":1},{"name":"b"}]`, want: `[{"kind":1},{"name":"s"}]`},
+		{name: "list order", in: `[{"name":1},{"kind":"a"}]`, want: `[{"kind":"s"},{"name":1}]`},
+		{name: "nested lists", in: `[[1,2],[2,1],[1]]`, want: `[[1,2],[1]]`},
+		{name: "many distinct", in: `[` + manyNumbers(100) + `,0,1]`, want: `[` + sortedNumbers(100) + `]`},
+		{name: "many distinct anonymized", in: `{` + manyKeys(100) + `}`, want: `{` + anonKeys(100) + `}`},
+		{name: "empty", in: `{"data":[],"ref":{}}`, want: `{"data":[],"ref":{}}`},
+		{name: "whitespace", in: " { \"data\" : [ 1 , 1 ] ,\n\"ref\":\t\"\" } ", want: `{"data":[1],"ref":""}`},
+		{name: "truncated", in: `{"a":`, wantErr: true},
+		{name: "missing value", in: `{"a":}`, wantErr: true},
+		{name: "trailing comma", in: `[1,]`, wantErr: true},
+		{name: "unterminated string", in: `{"a":"x`, wantErr: true},
+		{name: "bad literal", in: `[nul]`, wantErr: true},
+		// String contents are not validated: Check's input is canonical.
+		{name: "bad escape", in: `["\q"]`, want: `["s"]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &shaper{voc: &c.voc}
+			got, _, err := s.value(nil, []byte(tt.in), 0)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("error %v, want error %v", err, tt.wantErr)
+			}
+			if !tt.wantErr && string(got) != tt.want {
+				t.Errorf("shape:\ngot  %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// manyKeys is "k99":99,...,"k0":0.
+func manyKeys(n int) string {
+	var b strings.Builder
+	for i := n - 1; i >= 0; i-- {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"k` + itoa(i) + `":` + itoa(i))
+	}
+	return b.String()
+}
+
+// anonKeys is the shape of manyKeys(n): anonymous keys in order of value.
+func anonKeys(n int) string {
+	var b strings.Builder
+	for k, v := range strings.Split(sortedNumbers(n), ",") {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"~` + itoa(k) + `":` + v)
+	}
+	return b.String()
+}
+
+func manyNumbers(n int) string {
+	var b strings.Builder
+	for i := n - 1; i >= 0; i-- {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(itoa(i))
+	}
+	return b.String()
+}
+
+// sortedNumbers is 0..n-1 in byte order of their decimal text.
+func sortedNumbers(n int) string {
+	var all []string
+	for i := 0; i < n; i++ {
+		all = append(all, itoa(i))
+	}
+	for i := 1; i < len(all); i++ {
+		for j := i; j > 0 && all[j] < all[j-1]; j-- {
+			all[j], all[j-1] = all[j-1], all[j]
+		}
+	}
+	return strings.Join(all, ",")
+}
+
+func itoa(i int) string {
+	if i < 10 {
+		return string(rune('0' + i))
+	}
+	return itoa(i/10) + string(rune('0'+i%10))
+}
+
+// TestSkeleton checks the decomposition: which top-level lists are split
+// off for each kind, and what the skeleton shape looks like.
+func TestSkeleton(t *testing.T) {
+	c := sharedChecker(t)
+	tests := []struct {
+		schema, blob, want string
+		elems              int
+	}{
+		{"olm.bundle",
+			`{"image":"i","name":"n","package":"p","properties":[{"type":"olm.gvk","value":{}},{"type":"x","value":1}],"relatedImages":[{"image":"a"}],"schema":"olm.bundle"}`,
+			`{"image":"s","name":"s","package":"s","properties":[],"relatedImages":[],"schema":"olm.bundle"}`, 3},
+		{"olm.channel",
+			`{"entries":[{"name":"a"}],"name":"n","package":"p","properties":[],"schema":"olm.channel"}`,
+			`{"entries":[],"name":"s","package":"s","properties":[],"schema":"olm.channel"}`, 1},
+		{"olm.package",
+			`{"defaultChannel":"d","entries":[{"name":"a"}],"name":"n","properties":[{"type":"x","value":1}],"schema":"olm.package"}`,
+			`{"defaultChannel":"s","entries":[{"name":"s"}],"name":"s","properties":[],"schema":"olm.package"}`, 1},
+		{"olm.deprecations",
+			`{"entries":[{"message":"m","reference":{"schema":"olm.package"}}],"package":"p","properties":[{"type":"x","value":1}],"schema":"olm.deprecations"}`,
+			`{"entries":[],"package":"s","properties":[{"type":"s","value":1}],"schema":"olm.deprecations"}`, 1},
+		{"olm.template",
+			`{"entries":[1],"properties":[{"type":"x","value":1}],"relatedImages":[2],"schema":"olm.template"}`,
+			`{"entries":[1],"properties":[],"relatedImages":[2],"schema":"s"}`, 1},
+		{"olm.bundle",
+			`{"properties":"x","schema":"olm.bundle"}`,
+			`{"properties":"s","schema":"olm.bundle"}`, 0},
+	}
+	for _, tt := range tests {
+		st := &checkState{shaper: shaper{voc: &c.voc}}
+		if _, err := c.scan(st, blobKind(tt.schema), []byte(tt.blob)); err != nil {
+			t.Fatalf("%s: %v", tt.blob, err)
+		}
+		if got := string(st.skeleton[1:]); got != tt.want {
+			t.Errorf("%s skeleton:\ngot  %s\nwant %s", tt.schema, got, tt.want)
+		}
+		n := 0
+		for _, l := range st.lists {
+			if l.end <= l.start {
+				t.Errorf("%s: bad list span %+v", tt.schema, l)
+			}
+			n += l.count
+		}
+		if n != tt.elems {
+			t.Errorf("%s: %d elements split off, want %d", tt.schema, n, tt.elems)
+		}
+	}
+}
+
+// TestMemo: a second check of the same blobs evaluates no CUE.
+func TestMemo(t *testing.T) {
+	c, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	blobs := fixtures(t)
+	for _, b := range blobs {
+		c.Check(b.schema, b.data)
+	}
+	first := c.Stats()
+	if first.Shapes == 0 || first.ShapeEvals == 0 {
+		t.Fatalf("no shapes memoized: %+v", first)
+	}
+	for _, b := range blobs {
+		c.Check(b.schema, b.data)
+	}
+	second := c.Stats()
+	if second.ShapeEvals != first.ShapeEvals || second.Shapes != first.Shapes {
+		t.Errorf("second pass evaluated shapes: %+v then %+v", first, second)
+	}
+	t.Logf("%d blobs: %+v", len(blobs), second)
+}
+
+// TestConcurrentCheck runs Check from many goroutines on a fresh Checker
+// (run with -race) and compares with sequential results.
+func TestConcurrentCheck(t *testing.T) {
+	seq := sharedChecker(t)
+	blobs := fixtures(t)
+	for _, tc := range checkCases {
+		data, _, err := canonical([]byte(tc.blob))
+		if err != nil {
+			t.Fatal(err)
+		}
+		blobs = append(blobs, testBlob{name: tc.name, schema: tc.schema, data: data})
+	}
+	want := make([][]Violation, len(blobs))
+	for i, b := range blobs {
+		want[i] = seq.Check(b.schema, b.data)
+	}
+	c, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range blobs {
+				i := (k + w*7) % len(blobs)
+				if d := diffViolations(c.Check(blobs[i].schema, blobs[i].data), want[i]); d != "" {
+					t.Errorf("%s: concurrent result differs:\n%s", blobs[i].name, d)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// TestCheckMalformed: input that is not what Check expects gets a
+// violation, never a panic.
+func TestCheckMalformed(t *testing.T) {
+	c := sharedChecker(t)
+	deep := `{"schema":"x","a":` + strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1) + `}`
+	if vs := c.Check("x", []byte(deep)); len(vs) != 1 || vs[0].Message != errTooDeep.Error() {
+		t.Errorf("Check(deeply nested): %v", vs)
+	}
+	for _, in := range []string{"", "{", `{"schema":}`, `{"schema":"olm.bundle"`, "null", `"x"`, `{"a":1} {"b":2}`, "\x00", `{"properties":[1,]}`} {
+		for _, s := range fuzzSchemas {
+			if vs := c.Check(s, []byte(in)); len(vs) == 0 {
+				t.Errorf("Check(%q, %q): no violation", s, in)
+			}
+		}
+	}
+}
