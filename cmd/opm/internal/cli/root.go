@@ -78,10 +78,20 @@ func New(s Streams) *cobra.Command {
 		return nil
 	}
 
+	alpha := &cobra.Command{
+		Use:   "alpha",
+		Short: "Run an alpha subcommand",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	alpha.AddCommand(newAlphaBundleCmd(s))
 	root.AddCommand(
 		newRenderCmd(s, &g),
 		newValidateCmd(s),
+		newMigrateCmd(s, &g),
+		newGenerateCmd(s, &g),
 		newVersionCmd(s),
+		alpha,
 	)
 	return root
 }

@@ -1,7 +1,91 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"encoding/json"
+	"fmt"
+	"os"
 
-func newValidateCmd(_ Streams) *cobra.Command {
-	return &cobra.Command{Use: "validate <directory>", Hidden: true}
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/fastopm/fastopm/alpha/action"
+	"github.com/fastopm/fastopm/alpha/model"
+)
+
+// validationOutput is upstream's structured result, plus every problem.
+type validationOutput struct {
+	Passed   bool             `json:"passed"`
+	Error    *validationError `json:"error,omitempty"`
+	Problems model.Problems   `json:"problems,omitempty"`
+}
+
+type validationError struct {
+	Message string `json:"message"`
+}
+
+func newValidateCmd(s Streams) *cobra.Command {
+	var (
+		output string
+		strict bool
+	)
+	cmd := &cobra.Command{
+		Use:   "validate <directory>",
+		Short: "Validate the declarative index config",
+		Long: `Validate the declarative config JSON and YAML files in a directory: every
+file parses, every blob meets the file-based catalog schema, and the upgrade
+graph of every package is sound. Every problem is reported in one run.
+
+Exit status: 0 when the catalog is valid, 1 when it is not.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "" && output != "json" && output != "yaml" {
+				return fmt.Errorf("invalid --output value %q, expected (json|yaml)", output)
+			}
+			dir := args[0]
+			st, err := os.Stat(dir)
+			if err != nil {
+				return err
+			}
+			if !st.IsDir() {
+				return fmt.Errorf("%q is not a directory", dir)
+			}
+			res, err := action.Validate{FS: os.DirFS(dir), Strict: strict}.Run(cmd.Context())
+			if err != nil {
+				return err
+			}
+			for _, w := range res.Problems.Warnings() {
+				logLine(s.Err, "warning", w.Message)
+			}
+			verr := res.Err()
+			if output == "" {
+				if verr != nil {
+					return &ExitError{Code: 1, Err: verr}
+				}
+				return nil
+			}
+			out := validationOutput{Passed: verr == nil, Problems: res.Problems}
+			if verr != nil {
+				out.Error = &validationError{Message: verr.Error()}
+			}
+			var data []byte
+			if output == "json" {
+				data, err = json.MarshalIndent(out, "", "  ")
+			} else {
+				data, err = yaml.Marshal(out)
+			}
+			if err != nil {
+				return fmt.Errorf("failed to marshal output: %w", err)
+			}
+			if _, err := fmt.Fprintln(s.Out, string(data)); err != nil {
+				return fmt.Errorf("failed to write output: %w", err)
+			}
+			if verr != nil {
+				return &ExitError{Code: 1}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "", "Output format for validation results (json|yaml)")
+	cmd.Flags().BoolVar(&strict, "strict", false, "Treat schema warnings (checks stricter than upstream opm) as errors")
+	return cmd
 }

@@ -1,0 +1,75 @@
+# Every target works on a fresh clone with Go installed; tools are fetched
+# through the Go module proxy at pinned versions.
+
+GO            ?= go
+BIN           ?= bin
+PKG           := github.com/fastopm/fastopm
+VERSION       ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-dev)
+GIT_COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+BUILD_DATE    ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+LDFLAGS       := -s -w \
+	-X $(PKG)/pkg/version.Version=$(VERSION) \
+	-X $(PKG)/pkg/version.GitCommit=$(GIT_COMMIT) \
+	-X $(PKG)/pkg/version.BuildDate=$(BUILD_DATE)
+STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+# The large benchmark catalogs (docs/performance.md).
+SHARED        ?= ../shared
+BENCH_DIR     ?= /tmp/bench-large
+BENCH8_DIR    ?= /tmp/bench-8
+BENCH_RUNS    ?= 5
+
+.PHONY: all build test verify fmt vet lint generate check-generated fuzz bench bench-catalog clean
+
+all: build
+
+## build: static opm and grpc_health_probe binaries in bin/
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/opm ./cmd/opm
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/grpc_health_probe ./cmd/grpc_health_probe
+
+## test: the whole test suite with the race detector (the README's test command)
+test:
+	$(GO) test -race ./...
+
+## verify: formatting, vet, staticcheck and generated code up to date
+verify: fmt vet lint check-generated
+
+fmt:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+lint:
+	$(GO) run $(STATICCHECK) ./...
+
+## generate: regenerate pkg/api from proto/ with the pinned protoc and plugins
+generate:
+	./hack/generate.sh
+
+check-generated: generate
+	@git diff --exit-code -- pkg/api || (echo "generated code in pkg/api is out of date: run make generate"; exit 1)
+
+## fuzz: a short run of every fuzz target
+fuzz:
+	$(GO) test -run XXX -fuzz FuzzCanonicalize -fuzztime 30s ./pkg/canonjson
+	$(GO) test -run XXX -fuzz FuzzLoad -fuzztime 30s ./alpha/declcfg
+
+## bench-catalog: build the 123 MB and 491 MB benchmark catalogs from ../shared
+bench-catalog:
+	@if [ ! -d $(SHARED)/tools/scalecat ]; then echo "$(SHARED) not found: no benchmark catalog"; exit 1; fi
+	@[ -d $(BENCH_DIR) ] || (cd $(SHARED)/tools/scalecat && $(GO) run . -n 2 -out $(BENCH_DIR) ../../catalogs/community-operators-v4.22 ../../catalogs/certified-operators-v4.16)
+	@[ -d $(BENCH8_DIR) ] || (cd $(SHARED)/tools/scalecat && $(GO) run . -n 8 -out $(BENCH8_DIR) ../../catalogs/community-operators-v4.22 ../../catalogs/certified-operators-v4.16)
+
+## bench: wall time and peak RSS of validate and render on the benchmark catalogs, plus Go benchmarks
+bench: build bench-catalog
+	@$(GO) run ./hack/benchcmd -n $(BENCH_RUNS) -name "validate bench-large (123 MB)" -- $(BIN)/opm validate $(BENCH_DIR)
+	@$(GO) run ./hack/benchcmd -n $(BENCH_RUNS) -name "render -o json bench-large (123 MB)" -- $(BIN)/opm render $(BENCH_DIR) -o json
+	@$(GO) run ./hack/benchcmd -n $(BENCH_RUNS) -name "validate certified-operators (52 MB YAML)" -- $(BIN)/opm validate $(SHARED)/catalogs/certified-operators-v4.16
+	@$(GO) run ./hack/benchcmd -n $(BENCH_RUNS) -name "render -o json certified-operators (52 MB YAML)" -- $(BIN)/opm render $(SHARED)/catalogs/certified-operators-v4.16 -o json
+	@$(GO) run ./hack/benchcmd -n 3 -name "validate bench-8 (491 MB)" -- $(BIN)/opm validate $(BENCH8_DIR)
+	OPM_BENCH_CATALOG=$(BENCH_DIR) $(GO) test -run XXX -bench . -benchtime 5x ./alpha/action ./alpha/declcfg ./pkg/schema
+
+clean:
+	rm -rf $(BIN)

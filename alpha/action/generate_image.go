@@ -1,0 +1,99 @@
+package action
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/fastopm/fastopm/pkg/catalogimage"
+	"github.com/fastopm/fastopm/pkg/image"
+)
+
+// BuildServeCache builds opm serve's cache for the catalog in configsDir
+// into cacheDir (which it creates), as `opm serve configsDir
+// --cache-dir=cacheDir --cache-only` does. It is the cache builder of
+// `opm generate image`.
+//
+// The serve cache builder is not available yet, so this reports that.
+// Once it is, this function's body calls it; nothing else changes.
+func BuildServeCache(configsDir, cacheDir string) error {
+	return fmt.Errorf("cache for %s: %w in this opm build", configsDir, catalogimage.ErrNoCacheBuilder)
+}
+
+// GenerateImage implements `opm generate image DIR`: it builds, without a
+// container engine, the catalog image that the Dockerfile of `opm generate
+// dockerfile DIR` builds, and pushes it to a registry or writes it into an
+// OCI layout directory.
+type GenerateImage struct {
+	// Dir is the catalog directory.
+	Dir string
+	// BaseImage is the image reference to build on, or "scratch".
+	BaseImage string
+	// Destination is a registry reference, or "oci-layout:PATH".
+	Destination string
+	// Labels are extra image labels.
+	Labels map[string]string
+	// Platform picks the base image out of a multi-platform index, and is
+	// the platform of a scratch image; nil means the defaults of
+	// image.Pull and catalogimage.Options.
+	Platform *v1.Platform
+	// ImageOptions configure the pull of the base image and the push.
+	ImageOptions []image.Option
+	// Cache builds the serve cache; nil means BuildServeCache.
+	Cache catalogimage.CacheBuilder
+	// Created is the creation time recorded in the image; zero means the
+	// Unix epoch.
+	Created time.Time
+	// TempDir holds the work files; empty means os.TempDir().
+	TempDir string
+}
+
+// Run builds and writes the image and returns its digest.
+func (g GenerateImage) Run(ctx context.Context) (v1.Hash, error) {
+	switch {
+	case g.Dir == "":
+		return v1.Hash{}, errors.New("catalog directory is unset")
+	case g.BaseImage == "":
+		return v1.Hash{}, errors.New("base image is unset")
+	case g.Destination == "":
+		return v1.Hash{}, errors.New("destination is unset")
+	}
+	opts := append([]image.Option(nil), g.ImageOptions...)
+	o := catalogimage.Options{
+		Dir:     g.Dir,
+		Cache:   g.Cache,
+		Labels:  g.Labels,
+		Created: g.Created,
+		TempDir: g.TempDir,
+	}
+	if o.Cache == nil {
+		o.Cache = BuildServeCache
+	}
+	if g.Platform != nil {
+		opts = append(opts, image.WithPlatform(*g.Platform))
+		o.Platform = *g.Platform
+	}
+	if g.BaseImage != "scratch" {
+		base, err := image.Pull(ctx, g.BaseImage, opts...)
+		if err != nil {
+			return v1.Hash{}, fmt.Errorf("base image: %w", err)
+		}
+		o.Base = base
+	}
+	img, err := catalogimage.Build(ctx, o)
+	if err != nil {
+		return v1.Hash{}, err
+	}
+	defer img.Close() //nolint:errcheck // removal of temporary files
+	digest, err := img.Digest()
+	if err != nil {
+		return v1.Hash{}, err
+	}
+	if err := image.Write(ctx, img, g.Destination, opts...); err != nil {
+		return v1.Hash{}, err
+	}
+	return digest, nil
+}

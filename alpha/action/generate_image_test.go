@@ -1,0 +1,134 @@
+package action
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+
+	"github.com/fastopm/fastopm/internal/imagetest"
+	"github.com/fastopm/fastopm/pkg/catalogimage"
+	"github.com/fastopm/fastopm/pkg/image"
+)
+
+// stubCache stands in for the serve cache builder in these tests.
+func stubCache(configsDir, cacheDir string) error {
+	if err := os.Mkdir(cacheDir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(cacheDir, "stub"), []byte("cache of "+filepath.Base(configsDir)), 0o644)
+}
+
+func TestGenerateImage(t *testing.T) {
+	t.Parallel()
+	host := imagetest.Registry(t)
+	baseRef := host + "/opm:latest"
+	imagetest.Push(t, baseRef, imagetest.Image(t, map[string]string{"vendor": "opm"},
+		imagetest.LayerFromFiles(t, map[string]string{"bin/opm": "opm", "bin/grpc_health_probe": "probe"})))
+
+	const catalog = "../../testdata/catalogs/kube-descheduler-v4.12"
+	want, err := render(t, &Resolver{}, catalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	gen := GenerateImage{Dir: catalog, BaseImage: baseRef, Destination: host + "/catalog:v1", Cache: stubCache, ImageOptions: anonymous, TempDir: t.TempDir()}
+	first, err := gen.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen.Destination = host + "/catalog:v2"
+	second, err := gen.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first != second {
+		t.Errorf("two builds of the same catalog have digests %s and %s", first, second)
+	}
+	if ents, _ := os.ReadDir(gen.TempDir); len(ents) != 0 {
+		t.Errorf("build left %s behind", ents[0].Name())
+	}
+
+	// The pushed image is a catalog image that renders as its directory.
+	got, err := render(t, &Resolver{ImageOptions: anonymous, TempDir: t.TempDir()}, host+"/catalog:v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Error("render of the built image differs from render of the catalog directory")
+	}
+	img, err := image.Pull(context.Background(), host+"/catalog@"+first.String(), anonymous...)
+	if err != nil {
+		t.Fatalf("pull by digest: %v", err)
+	}
+	dst := t.TempDir()
+	if err := image.Unpack(context.Background(), img, dst); err != nil {
+		t.Fatal(err)
+	}
+	for p, body := range map[string]string{"bin/opm": "opm", "tmp/cache/stub": "cache of kube-descheduler-v4.12"} {
+		if data, err := os.ReadFile(filepath.Join(dst, filepath.FromSlash(p))); err != nil || string(data) != body {
+			t.Errorf("%s in the image: %q, %v; want %q", p, data, err, body)
+		}
+	}
+
+	// The same image into an OCI layout.
+	layoutDir := filepath.Join(t.TempDir(), "layout")
+	gen.Destination = image.LayoutPrefix + layoutDir
+	third, err := gen.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if third != first {
+		t.Errorf("layout image digest %s, want %s", third, first)
+	}
+	idx, err := layout.ImageIndexFromPath(layoutDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(im.Manifests) != 1 || im.Manifests[0].Digest != first {
+		t.Errorf("layout index %+v, want the one image %s", im.Manifests, first)
+	}
+}
+
+func TestGenerateImageErrors(t *testing.T) {
+	t.Parallel()
+	host := imagetest.Registry(t)
+	tests := []struct {
+		name    string
+		gen     GenerateImage
+		wantIs  error
+		wantErr string
+	}{
+		{name: "default cache builder", gen: GenerateImage{Dir: exampleCatalog, BaseImage: "scratch", Destination: host + "/x:v1"}, wantIs: catalogimage.ErrNoCacheBuilder},
+		{name: "missing base image", gen: GenerateImage{Dir: exampleCatalog, BaseImage: host + "/no/such:base", Destination: host + "/x:v1", Cache: stubCache}, wantErr: "base image"},
+		{name: "no destination", gen: GenerateImage{Dir: exampleCatalog, BaseImage: "scratch", Cache: stubCache}, wantErr: "destination is unset"},
+		{name: "bad destination", gen: GenerateImage{Dir: exampleCatalog, BaseImage: "scratch", Destination: "Not A Ref", Cache: stubCache}, wantErr: "parse image reference"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tt.gen.TempDir = t.TempDir()
+			tt.gen.ImageOptions = anonymous
+			_, err := tt.gen.Run(context.Background())
+			switch {
+			case err == nil:
+				t.Fatal("succeeded")
+			case tt.wantIs != nil && !errors.Is(err, tt.wantIs):
+				t.Errorf("error %v, want %v", err, tt.wantIs)
+			case tt.wantErr != "" && !strings.Contains(err.Error(), tt.wantErr):
+				t.Errorf("error %v, want one containing %q", err, tt.wantErr)
+			}
+			if ents, _ := os.ReadDir(tt.gen.TempDir); len(ents) != 0 {
+				t.Errorf("left %s behind", ents[0].Name())
+			}
+		})
+	}
+}
