@@ -61,7 +61,7 @@ func (v Validate) Run(ctx context.Context) (*ValidationResult, error) {
 			return nil, fmt.Errorf("compile CUE schema: %w", err)
 		}
 	}
-	bld := model.NewBuilder(model.Options{ReadRef: func(name string) ([]byte, error) { return fs.ReadFile(v.FS, name) }})
+	bld := model.NewBuilder(model.Options{})
 	var (
 		mu     sync.Mutex
 		extras model.Problems

@@ -416,7 +416,7 @@ func yamlError(name string, doc canonjson.YAMLDoc, err error) *Error {
 // lineCounter turns increasing byte offsets into line and column numbers
 // without rescanning the file.
 type lineCounter struct {
-	src       []byte
+	src  []byte
 	off  int // offset of the start of line
 	line int
 }
@@ -436,8 +436,6 @@ func (lc *lineCounter) at(off int) (line, col int) {
 	}
 	return lc.line, utf8.RuneCount(lc.src[lc.off:off]) + 1
 }
-
-
 
 // extractMeta reads schema, package and name from the canonical blob m.Blob,
 // matching keys case-insensitively (Unicode case folding) as upstream does;

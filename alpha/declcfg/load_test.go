@@ -57,8 +57,8 @@ func collectBlobs(t testing.TB, fsys fs.FS) ([]string, error) {
 
 func TestWalk(t *testing.T) {
 	fsys := fstest.MapFS{
-		"a.json": {Data: []byte("{\"schema\":\"olm.package\",\"name\":\"a\"}\n\n  {\n\"name\": \"x\", \"schema\": \"s\", \"package\": \"a\"}\n")},
-		"b/c.yaml": {Data: []byte("---\nschema: olm.package\nname: b\n---\n# comment\nSchema: other\nPACKAGE: b\nlist: [1, 2.0, yes, \"x<y>&z\"]\n")},
+		"a.json":       {Data: []byte("{\"schema\":\"olm.package\",\"name\":\"a\"}\n\n  {\n\"name\": \"x\", \"schema\": \"s\", \"package\": \"a\"}\n")},
+		"b/c.yaml":     {Data: []byte("---\nschema: olm.package\nname: b\n---\n# comment\nSchema: other\nPACKAGE: b\nlist: [1, 2.0, yes, \"x<y>&z\"]\n")},
 		"b/crlf.yaml":  {Data: []byte("schema: crlf\r\nname: c\r\n")},
 		".indexignore": {Data: []byte("ignored.txt\n")},
 		"ignored.txt":  {Data: []byte("not a catalog")},
@@ -171,12 +171,12 @@ func TestDecodeMatchesEncodingJSON(t *testing.T) {
 
 func TestDecodeTypeErrors(t *testing.T) {
 	cases := map[string]string{
-		`{"schema":"olm.bundle","image":5}`:                            `field "image" must be a string, found number`,
-		`{"schema":"olm.bundle","properties":{}}`:                      `field "properties" must be a list, found object`,
-		`{"schema":"olm.bundle","properties":[{"type":1}]}`:            `field "properties[0].type" must be a string, found number`,
-		`{"schema":"olm.bundle","relatedImages":[{"image":true}]}`:     `field "relatedImages[0].image" must be a string, found bool`,
+		`{"schema":"olm.bundle","image":5}`:                             `field "image" must be a string, found number`,
+		`{"schema":"olm.bundle","properties":{}}`:                       `field "properties" must be a list, found object`,
+		`{"schema":"olm.bundle","properties":[{"type":1}]}`:             `field "properties[0].type" must be a string, found number`,
+		`{"schema":"olm.bundle","relatedImages":[{"image":true}]}`:      `field "relatedImages[0].image" must be a string, found bool`,
 		`{"schema":"olm.channel","entries":[{"name":"a","skips":"b"}]}`: `field "entries[0].skips" must be a list of strings, found string`,
-		`{"schema":"olm.package","icon":{"base64data":"!!"}}`:          `field "icon.base64data": illegal base64 data at input byte 0`,
+		`{"schema":"olm.package","icon":{"base64data":"!!"}}`:           `field "icon.base64data": illegal base64 data at input byte 0`,
 		`{"schema":"olm.deprecations","entries":[{"reference":"x"}]}`:   `field "entries[0].reference" must be an object, found string`,
 	}
 	for blob, want := range cases {

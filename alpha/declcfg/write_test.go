@@ -25,7 +25,7 @@ func encodeUpstream(t *testing.T, v any) []byte {
 func TestAppendJSONMatchesEncoder(t *testing.T) {
 	values := []any{
 		&Package{Schema: SchemaPackage, Name: "p<&>", DefaultChannel: "s", Description: "line\nline \u2028 \"q\"",
-			Icon: &Icon{Data: []byte{0, 1, 2, 255}, MediaType: "image/png"},
+			Icon:       &Icon{Data: []byte{0, 1, 2, 255}, MediaType: "image/png"},
 			Properties: []property.Property{{Type: "a", Value: json.RawMessage(`{"b":[1,{"c":{}}],"d":[]}`)}, {Type: "n"}}},
 		&Package{Schema: SchemaPackage, Name: "p", Icon: &Icon{}},
 		&Package{Schema: SchemaPackage, Name: "p", Icon: &Icon{Data: []byte{}}, Properties: []property.Property{}},

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"path"
 	"regexp"
 	"slices"
 	"sort"
@@ -29,15 +28,16 @@ type Options struct {
 	// KeepObjects decodes every olm.bundle.object into Bundle.Objects (as
 	// JSON) and finds the bundle's CSV (Bundle.CsvJSON).
 	KeepObjects bool
-	// ReadRef reads the file an olm.bundle.object "ref" names, relative to
-	// the directory of the file holding the bundle. Nil rejects refs.
+	// ReadRef is ignored: opm v1.73 reads only inline bundle object data.
+	// Deprecated: kept until its last caller is gone.
 	ReadRef func(name string) ([]byte, error)
 }
 
 // Builder makes a Model out of catalog blobs. AddBlob may be called from
 // several goroutines at once; Build is called once, at the end.
 type Builder struct {
-	opts Options
+	opts  Options
+	props property.Checker
 
 	mu       sync.Mutex
 	pkgs     []rec[declcfg.Package]
@@ -166,25 +166,17 @@ func (bld *Builder) bundleData(b *declcfg.Bundle, file string) bundleData {
 			if err = json.Unmarshal(p.Value, &v); err == nil {
 				d.packages = append(d.packages, v)
 			}
-		case property.TypePackageRequired:
-			err = json.Unmarshal(p.Value, &property.PackageRequired{})
-		case property.TypeGVK:
-			err = json.Unmarshal(p.Value, &property.GVK{})
-		case property.TypeGVKRequired:
-			err = json.Unmarshal(p.Value, &property.GVKRequired{})
-		case property.TypeChannel:
-			err = json.Unmarshal(p.Value, &property.Channel{})
+		case property.TypePackageRequired, property.TypeGVK, property.TypeGVKRequired, property.TypeChannel, property.TypeCSVMetadata:
+			err = bld.props.Check(p.Type, p.Value)
 		case property.TypeBundleObject:
 			d.objectCount++
 			var objErr error
-			scratch, objErr = bld.bundleObject(&d, p.Value, file, scratch, i, d.objectCount-1)
+			scratch, objErr = bld.bundleObject(&d, p.Value, scratch, i)
 			if objErr != nil && d.objectErr == nil {
 				d.objectErr = objErr
 			}
 		default:
-			if len(p.Value) == 0 {
-				err = fmt.Errorf("unexpected end of JSON input")
-			}
+			err = bld.props.Check(p.Type, p.Value)
 		}
 		if err != nil {
 			d.parseErr = property.ParseError{Idx: i, Typ: p.Type, Err: err}
@@ -195,37 +187,30 @@ func (bld *Builder) bundleData(b *declcfg.Bundle, file string) bundleData {
 }
 
 // bundleObject checks (and with KeepObjects keeps) one olm.bundle.object,
-// the property at index idx and the bundle's object number obj. Errors
-// carry upstream's wording.
-func (bld *Builder) bundleObject(d *bundleData, value []byte, file string, scratch []byte, idx, obj int) ([]byte, error) {
+// the property at index idx, the way upstream's loader reads it: the value
+// decodes as {"data": <base64>} (other keys are ignored) and the data is a
+// YAML or JSON manifest. Errors carry upstream's wording.
+func (bld *Builder) bundleObject(d *bundleData, value []byte, scratch []byte, idx int) ([]byte, error) {
 	parseErr := func(err error) error { return fmt.Errorf("parse property at index %d as bundle object: %w", idx, err) }
-	var ref string
 	var data []byte
 	r := canonjson.NewReader(value)
 	switch r.Peek() {
 	case '{':
 	case 'n':
-		return scratch, nil
+		r.Skip()
 	default:
 		return scratch, parseErr(fmt.Errorf("json: cannot unmarshal %s into Go value of type property.BundleObject", canonjson.TypeName(value)))
 	}
-	r.Object()
-	for {
-		k, ok := r.Key()
-		if !ok {
-			break
-		}
-		v := r.Skip()
-		switch {
-		case canonjson.KeyFold(k, "ref"):
-			switch canonjson.Kind(v) {
-			case '"':
-				ref, _ = canonjson.String(v)
-			case 'n':
-			default:
-				return scratch, parseErr(fmt.Errorf("json: cannot unmarshal %s into Go struct field fileJSON.ref of type string", canonjson.TypeName(v)))
+	if r.Object() {
+		for {
+			k, ok := r.Key()
+			if !ok {
+				break
 			}
-		case canonjson.KeyFold(k, "data"):
+			v := r.Skip()
+			if !canonjson.KeyFold(k, "data") {
+				continue
+			}
 			switch canonjson.Kind(v) {
 			case '"':
 				raw, _ := canonjson.RawString(v)
@@ -241,31 +226,13 @@ func (bld *Builder) bundleObject(d *bundleData, value []byte, file string, scrat
 			case 'n':
 				data = nil
 			default:
-				return scratch, parseErr(fmt.Errorf("json: cannot unmarshal %s into Go struct field fileJSON.data of type []uint8", canonjson.TypeName(v)))
+				return scratch, parseErr(fmt.Errorf("json: cannot unmarshal %s into Go struct field BundleObject.data of type []uint8", canonjson.TypeName(v)))
 			}
-		}
-	}
-	if ref != "" && len(data) > 0 {
-		return scratch, parseErr(fmt.Errorf("fields 'ref' and 'data' are mutually exclusive"))
-	}
-	objID := fmt.Sprintf("[%d]", obj)
-	if ref != "" {
-		objID = fmt.Sprintf(" %q", ref)
-		getErr := func(err error) error { return fmt.Errorf("get data for bundle object%s: %w", objID, err) }
-		if path.IsAbs(ref) {
-			return scratch, getErr(fmt.Errorf("reference must be a relative path"))
-		}
-		if bld.opts.ReadRef == nil {
-			return scratch, getErr(fmt.Errorf("references are not supported here"))
-		}
-		var err error
-		if data, err = bld.opts.ReadRef(path.Join(path.Dir(file), ref)); err != nil {
-			return scratch, getErr(err)
 		}
 	}
 	js, err := manifestJSON(data)
 	if err != nil {
-		return scratch, fmt.Errorf("convert object%s to JSON: %w", objID, err)
+		return scratch, fmt.Errorf("convert bundle object property at index %d to JSON: %w", idx, err)
 	}
 	if bld.opts.KeepObjects {
 		obj := string(js)
@@ -457,6 +424,11 @@ func (b *build) bundles() {
 			b.load(RuleVersion, r.src, d.pkg, d.name, "error parsing bundle %q version %q: %v", d.name, d.packages[0].Version, err)
 			continue
 		}
+		rel, err := ParseRelease(d.packages[0].Release)
+		if err != nil {
+			b.load(RuleVersion, r.src, d.pkg, d.name, "error parsing bundle %q release version %q: %v", d.name, d.packages[0].Release, err)
+			continue
+		}
 		for _, ch := range sortedChannels(pkg) {
 			mb := ch.Bundles[d.name]
 			if mb == nil {
@@ -464,7 +436,8 @@ func (b *build) bundles() {
 			}
 			mb.HasBlob, mb.Invalid = true, false
 			mb.Image, mb.Properties, mb.RelatedImages = d.image, d.properties, d.relatedImages
-			mb.Version, mb.Objects, mb.CsvJSON, mb.ObjectCount = ver, d.objects, d.csvJSON, d.objectCount
+			mb.Version, mb.Release = ver, rel
+			mb.Objects, mb.CsvJSON, mb.ObjectCount = d.objects, d.csvJSON, d.objectCount
 			mb.Source = r.src
 		}
 	}

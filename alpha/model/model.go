@@ -73,6 +73,7 @@ type Bundle struct {
 	Properties    []property.Property
 	RelatedImages []declcfg.RelatedImage
 	Version       semver.Version
+	Release       Release
 	// Objects and CsvJSON are the decoded olm.bundle.object manifests, when
 	// the Builder was asked to keep them.
 	Objects []string

@@ -61,6 +61,12 @@ func (b *build) validateChannel(pkg *Package, ch *Channel) {
 		if !bd.HasBlob {
 			continue // reported as a channel entry without a bundle
 		}
+		if bd.Name == "" {
+			b.graph(RuleBundleName, pkg, ch, bd, "name must be set")
+		}
+		if n := bd.normalizedName(); bd.Name != n {
+			b.graph(RuleBundleName, pkg, ch, bd, "name %q does not match normalized name %q", bd.Name, n)
+		}
 		for i, skip := range bd.Skips {
 			if skip == "" {
 				b.graph(RuleSkips, pkg, ch, bd, "skip[%d] is empty", i)
@@ -76,6 +82,9 @@ func (b *build) validateChannel(pkg *Package, ch *Channel) {
 		}
 		if bd.Deprecation != nil && bd.Deprecation.Message == "" {
 			b.graph(RuleDeprecationMessage, pkg, ch, bd, "invalid deprecation: message must be set")
+		}
+		if len(bd.Version.Build) > 0 && len(bd.Release) > 0 {
+			b.graph(RuleVersion, pkg, ch, bd, "cannot use build metadata in version with a release version")
 		}
 	}
 	if ch.Deprecation != nil && ch.Deprecation.Message == "" {
@@ -143,7 +152,7 @@ func (b *build) uniqueVersions(pkg *Package) {
 			if !bd.HasBlob {
 				continue
 			}
-			v := bd.Version.String()
+			v := bd.VersionString()
 			if byVersion[v] == nil {
 				byVersion[v] = map[string]bool{}
 			}

@@ -34,6 +34,9 @@ const (
 type Package struct {
 	PackageName string `json:"packageName"`
 	Version     string `json:"version"`
+	// Release is an optional release of the version (dot-separated
+	// pre-release-style identifiers, at most 20 characters).
+	Release string `json:"release,omitzero"`
 }
 
 // PackageRequired is the value of an olm.package.required property.
@@ -63,11 +66,9 @@ type Channel struct {
 }
 
 // BundleObject is the value of an olm.bundle.object property: a Kubernetes
-// manifest, inline (Data, base64 in JSON) or as a path relative to the file
-// that holds the bundle (Ref).
+// manifest, base64 in JSON.
 type BundleObject struct {
-	Ref  string `json:"ref,omitempty"`
-	Data []byte `json:"data,omitempty"`
+	Data []byte `json:"data"`
 }
 
 // ParseError reports a property value that does not decode for its type.
@@ -90,6 +91,7 @@ type Properties struct {
 	GVKs             []GVK
 	GVKsRequired     []GVKRequired
 	BundleObjects    []BundleObject
+	CSVMetadatas     []CSVMetadata
 	Channels         []Channel
 	Others           []Property
 }
@@ -110,14 +112,9 @@ func Parse(in []Property) (*Properties, error) {
 		case TypeGVKRequired:
 			err = decodeInto(p.Value, &out.GVKsRequired)
 		case TypeBundleObject:
-			var bo BundleObject
-			if err = json.Unmarshal(p.Value, &bo); err == nil {
-				if bo.Ref != "" && len(bo.Data) > 0 {
-					err = fmt.Errorf("fields 'ref' and 'data' are mutually exclusive")
-				} else {
-					out.BundleObjects = append(out.BundleObjects, bo)
-				}
-			}
+			err = decodeInto(p.Value, &out.BundleObjects)
+		case TypeCSVMetadata:
+			err = decodeInto(p.Value, &out.CSVMetadatas)
 		case TypeChannel:
 			err = decodeInto(p.Value, &out.Channels)
 		default:

@@ -303,3 +303,75 @@ func (r *Reader) Next() bool {
 	}
 	return true
 }
+
+// AppendTypeShape appends the type shape of the canonical value val: val
+// with every string value emptied (object keys kept), numbers and literals
+// kept, and repeated element shapes of an array kept once. Whether
+// encoding/json can decode a value into a Go type that has no
+// content-sensitive string fields (no []byte, time or custom decoders)
+// depends only on this shape, so verdicts can be remembered by it.
+func AppendTypeShape(dst, val []byte) []byte {
+	r := Reader{data: val}
+	return r.appendShape(dst, 0)
+}
+
+func (r *Reader) appendShape(dst []byte, depth int) []byte {
+	if depth > MaxDepth {
+		return append(dst, '!')
+	}
+	switch r.Peek() {
+	case '"':
+		r.Skip()
+		return append(dst, '"', '"')
+	case '{':
+		r.Object()
+		dst = append(dst, '{')
+		first := true
+		for {
+			key, ok := r.Key()
+			if !ok {
+				break
+			}
+			if !first {
+				dst = append(dst, ',')
+			}
+			first = false
+			dst = append(dst, '"')
+			dst = append(dst, key...)
+			dst = append(dst, '"', ':')
+			dst = r.appendShape(dst, depth+1)
+		}
+		return append(dst, '}')
+	case '[':
+		r.Array()
+		start := len(dst)
+		dst = append(dst, '[')
+		var seen []string
+		for r.Next() {
+			elemStart := len(dst)
+			dst = r.appendShape(dst, depth+1)
+			elem := string(dst[elemStart:])
+			dup := false
+			for _, s := range seen {
+				if s == elem {
+					dup = true
+					break
+				}
+			}
+			if dup {
+				dst = dst[:elemStart]
+				continue
+			}
+			seen = append(seen, elem)
+			dst = append(dst, ',')
+		}
+		if len(dst) > start+1 {
+			dst = dst[:len(dst)-1]
+		}
+		return append(dst, ']')
+	case 0:
+		return dst
+	default:
+		return append(dst, r.Skip()...)
+	}
+}

@@ -1,0 +1,71 @@
+package property
+
+import (
+	"encoding/json"
+	"sync"
+
+	"github.com/fastopm/fastopm/pkg/canonjson"
+)
+
+// Checker checks property values the way Parse decodes them, and remembers
+// each verdict by the value's type shape (canonjson.AppendTypeShape): the
+// typed property values hold no content-sensitive strings, so two values
+// of one shape decode alike. A catalog has few shapes and many values, so
+// most checks are a map lookup. Checker is safe for concurrent use; its
+// zero value is ready.
+type Checker struct {
+	memo sync.Map // type + "\x00" + shape → error (nil when it decodes)
+	pool sync.Pool
+}
+
+// Check reports whether value decodes as a property of type typ, with the
+// error Parse would return (without its ParseError wrapping). Types with no
+// Go type of their own only need to be JSON, which canonical values are.
+func (c *Checker) Check(typ string, value json.RawMessage) error {
+	var target func() any
+	switch typ {
+	case TypePackage:
+		target = func() any { return &Package{} }
+	case TypePackageRequired:
+		target = func() any { return &PackageRequired{} }
+	case TypeGVK:
+		target = func() any { return &GVK{} }
+	case TypeGVKRequired:
+		target = func() any { return &GVKRequired{} }
+	case TypeChannel:
+		target = func() any { return &Channel{} }
+	case TypeCSVMetadata:
+		target = func() any { return &CSVMetadata{} }
+	default:
+		if len(value) == 0 {
+			return json.Unmarshal(value, &json.RawMessage{})
+		}
+		return nil
+	}
+	if len(value) == 0 {
+		return json.Unmarshal(value, target())
+	}
+	buf, _ := c.pool.Get().(*[]byte)
+	if buf == nil {
+		buf = new([]byte)
+	}
+	key := append((*buf)[:0], typ...)
+	key = append(key, 0)
+	key = canonjson.AppendTypeShape(key, value)
+	*buf = key
+	if v, ok := c.memo.Load(string(key)); ok {
+		c.pool.Put(buf)
+		if v == nil {
+			return nil
+		}
+		return v.(error)
+	}
+	err := json.Unmarshal(value, target())
+	if err == nil {
+		c.memo.Store(string(key), nil)
+	} else {
+		c.memo.Store(string(key), err)
+	}
+	c.pool.Put(buf)
+	return err
+}
