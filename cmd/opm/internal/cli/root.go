@@ -88,6 +88,7 @@ func New(s Streams) *cobra.Command {
 	root.AddCommand(
 		newRenderCmd(s, &g),
 		newValidateCmd(s),
+		newServeCmd(s, &g),
 		newMigrateCmd(s, &g),
 		newGenerateCmd(s, &g),
 		newVersionCmd(s),

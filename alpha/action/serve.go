@@ -1,0 +1,320 @@
+package action
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	httppprof "net/http/pprof"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"sync"
+	"time"
+
+	"github.com/fastopm/fastopm/pkg/cache"
+	"github.com/fastopm/fastopm/pkg/server"
+	"github.com/fastopm/fastopm/pkg/version"
+)
+
+// Enforcement says whether a cache that cannot be used is an error.
+type Enforcement int
+
+// Enforcement modes of --cache-enforce-integrity.
+const (
+	// EnforceDefault is upstream's default: enforce when a cache
+	// directory is given and --cache-only is not. A cache directory that
+	// is empty or missing is then built, with a warning, instead of
+	// failing: a pod must not crash-loop because an image shipped no
+	// cache.
+	EnforceDefault Enforcement = iota
+	// EnforceOn refuses to start without a valid cache (and checks the
+	// cache with --cache-only).
+	EnforceOn
+	// EnforceOff rebuilds a cache that cannot be used.
+	EnforceOff
+)
+
+// Serve serves a file-based catalog over gRPC, as `opm serve` does: the
+// Registry API (pkg/server) answered from a serve cache (pkg/cache), built
+// from the catalog or loaded from a cache directory.
+type Serve struct {
+	// CatalogDir is the catalog's root directory.
+	CatalogDir string
+	// Port is the TCP port to listen on (all interfaces), used when
+	// Listener is nil.
+	Port string
+	// Listener, when set, is served instead of Port (tests).
+	Listener net.Listener
+
+	// CacheDir keeps the serve cache; empty builds it in a temporary file
+	// that is gone when the process ends.
+	CacheDir string
+	// CacheOnly builds (or, with enforcement, checks) the cache and
+	// returns without serving.
+	CacheOnly bool
+	// Enforce is --cache-enforce-integrity.
+	Enforce Enforcement
+	// TempDir holds the temporary answer file of a cold start
+	// (os.TempDir() when empty).
+	TempDir string
+
+	// PprofAddr serves net/http/pprof when not empty.
+	PprofAddr string
+	// PprofCaptureProfiles records a CPU profile of the start-up, served
+	// at /debug/pprof/startup/cpu once the catalog is served.
+	PprofCaptureProfiles bool
+	// TerminationLog receives the error that ends the command (Kubernetes
+	// shows it as the container's termination message). Empty disables.
+	TerminationLog string
+
+	// Logger receives the logs; nil discards them.
+	Logger *slog.Logger
+	// ShutdownGrace bounds how long in-flight calls may run after a stop
+	// signal (default 30s).
+	ShutdownGrace time.Duration
+	// OnServing, when set, is called with the listening address once the
+	// catalog is served.
+	OnServing func(addr net.Addr)
+}
+
+// Run serves until ctx is done (a stop signal), then stops gracefully and
+// returns nil. It returns an error, also written to the termination log,
+// when the catalog cannot be served.
+func (s Serve) Run(ctx context.Context) (err error) {
+	log := s.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	defer func() {
+		if err != nil && s.TerminationLog != "" {
+			if werr := os.WriteFile(s.TerminationLog, []byte(err.Error()+"\n"), 0o644); werr != nil {
+				log.Debug("cannot write the termination log", "path", s.TerminationLog, "error", werr)
+			}
+		}
+	}()
+
+	prof, err := startProfiler(s.PprofAddr, s.PprofCaptureProfiles, log)
+	if err != nil {
+		return fmt.Errorf("could not start pprof endpoint: %w", err)
+	}
+	defer prof.stop()
+
+	if s.Enforce == EnforceOn && s.CacheDir == "" {
+		return errors.New("--cache-dir must be specified with --cache-enforce-integrity")
+	}
+	st, err := os.Stat(s.CatalogDir)
+	if err != nil {
+		return fmt.Errorf("catalog: %w", err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("catalog %q is not a directory", s.CatalogDir)
+	}
+	log = log.With("configs", s.CatalogDir)
+
+	start := time.Now()
+	snap, err := s.load(ctx, os.DirFS(s.CatalogDir), log)
+	if err != nil {
+		if ctx.Err() != nil && !s.CacheOnly {
+			// Stopped while loading: a graceful stop, nothing to serve.
+			log.Info("stopped before serving")
+			return nil
+		}
+		return err
+	}
+	defer snap.Close()
+	if s.CacheOnly {
+		return nil
+	}
+
+	lis := s.Listener
+	if lis == nil {
+		if lis, err = net.Listen("tcp", ":"+s.Port); err != nil {
+			return fmt.Errorf("failed to listen: %w", err)
+		}
+	}
+	srv, err := server.New(snap, server.Options{Logger: log})
+	if err != nil {
+		lis.Close()
+		return err
+	}
+	srv.Health.SetServing(true)
+	served := make(chan error, 1)
+	go func() { served <- srv.GRPC.Serve(lis) }()
+	prof.stopCapture()
+	log.Info("serving registry", "port", portOf(lis.Addr()), "packages", len(snap.Index.Packages),
+		"bundles", len(snap.Index.Bundles), "startup", time.Since(start).Round(time.Millisecond))
+	if s.OnServing != nil {
+		s.OnServing(lis.Addr())
+	}
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down server")
+	grace := s.ShutdownGrace
+	if grace <= 0 {
+		grace = 30 * time.Second
+	}
+	srv.Stop(grace)
+	if err := <-served; err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}
+
+func portOf(a net.Addr) string {
+	if _, port, err := net.SplitHostPort(a.String()); err == nil {
+		return port
+	}
+	return a.String()
+}
+
+// load returns the snapshot to serve, applying the cache policy.
+func (s Serve) load(ctx context.Context, fsys fs.FS, log *slog.Logger) (*cache.Snapshot, error) {
+	if s.CacheDir == "" {
+		return s.buildTemp(ctx, fsys, log)
+	}
+	log = log.With("cache", s.CacheDir)
+	enforce := s.Enforce == EnforceOn || (s.Enforce == EnforceDefault && !s.CacheOnly)
+
+	snap, err := cache.OpenDir(s.CacheDir)
+	if err == nil {
+		if err = snap.Fingerprint.Check(ctx, fsys, snap.Path); err != nil {
+			snap.Close()
+		}
+	}
+	if err == nil {
+		log.Info("found a valid cache", "built-by", snap.Producer)
+		return snap, nil
+	}
+	var rej *cache.RejectedError
+	if !errors.As(err, &rej) {
+		return nil, fmt.Errorf("load cache: %w", err)
+	}
+	switch {
+	case enforce && s.Enforce == EnforceDefault && rej.Reason == cache.Missing && rej.Empty:
+		log.Warn("no pre-built cache: building it now (ship one in the image with `opm serve --cache-only` for a fast start)", "reason", rej.Detail)
+	case enforce:
+		return nil, fmt.Errorf("integrity check failed: %w", err)
+	default:
+		log.Info("building cache", "reason", rej.Error())
+	}
+	snap, err = cache.BuildDir(ctx, fsys, s.CacheDir, version.Version)
+	if err == nil {
+		freeOSMemory()
+		log.Info("cache built", "file", snap.Path)
+		return snap, nil
+	}
+	if !cache.IsReadOnly(err) || s.CacheOnly {
+		return nil, fmt.Errorf("failed to build cache: %w", err)
+	}
+	log.Warn("cannot write the cache directory; serving from a temporary cache", "error", err)
+	return s.buildTemp(ctx, fsys, log)
+}
+
+func (s Serve) buildTemp(ctx context.Context, fsys fs.FS, log *slog.Logger) (*cache.Snapshot, error) {
+	snap, inMemory, err := cache.Build(ctx, fsys, s.TempDir)
+	if err != nil {
+		return nil, err
+	}
+	if inMemory {
+		log.Warn("no writable temporary directory: keeping the answers in memory")
+	}
+	freeOSMemory()
+	return snap, nil
+}
+
+// freeOSMemory returns the memory of the catalog load to the OS before
+// serving: a catalog pod's memory use is measured from then on. The first
+// collection empties the load's buffer pools into their victim caches,
+// the second (inside FreeOSMemory) frees them.
+func freeOSMemory() {
+	runtime.GC()
+	debug.FreeOSMemory()
+}
+
+// profiler serves net/http/pprof and the CPU profile of the start-up.
+type profiler struct {
+	srv *http.Server
+	log *slog.Logger
+
+	mu       sync.Mutex
+	capture  *bytes.Buffer
+	capDone  bool
+	serveErr chan error
+}
+
+const startupProfilePath = "/debug/pprof/startup/cpu"
+
+func startProfiler(addr string, capture bool, log *slog.Logger) (*profiler, error) {
+	p := &profiler{log: log}
+	if addr == "" {
+		return p, nil
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", httppprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", httppprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", httppprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", httppprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", httppprof.Trace)
+	mux.HandleFunc(startupProfilePath, p.startupProfile)
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	p.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	p.serveErr = make(chan error, 1)
+	go func() { p.serveErr <- p.srv.Serve(lis) }()
+	log.Info("serving pprof", "address", lis.Addr().String())
+	if capture {
+		p.capture = &bytes.Buffer{}
+		if err := pprof.StartCPUProfile(p.capture); err != nil {
+			p.stop()
+			return nil, fmt.Errorf("could not start CPU profile: %w", err)
+		}
+	}
+	return p, nil
+}
+
+func (p *profiler) startupProfile(w http.ResponseWriter, _ *http.Request) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.capture == nil || !p.capDone {
+		http.Error(w, "cpu profile cache is not yet ready", http.StatusServiceUnavailable)
+		return
+	}
+	_, _ = w.Write(p.capture.Bytes())
+}
+
+func (p *profiler) stopCapture() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.capture != nil && !p.capDone {
+		pprof.StopCPUProfile()
+		p.capDone = true
+	}
+}
+
+func (p *profiler) stop() {
+	p.stopCapture()
+	if p.srv == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := p.srv.Shutdown(ctx); err != nil {
+		p.log.Warn("error shutting down pprof server", "error", err)
+	}
+	if err := <-p.serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		p.log.Warn("pprof server", "error", err)
+	}
+}

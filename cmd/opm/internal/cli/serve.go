@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fastopm/fastopm/alpha/action"
+)
+
+func newServeCmd(s Streams, _ *globalOptions) *cobra.Command {
+	var (
+		a        action.Serve
+		enforce  bool
+		debugLog bool
+	)
+	cmd := &cobra.Command{
+		Use:   "serve <source_path>",
+		Short: "serve declarative configs",
+		Long: `This command serves declarative configs via a GRPC server.
+
+NOTE: The declarative config directory is loaded by the serve command at
+startup. Changes made to the declarative config after the this command starts
+will not be reflected in the served content.
+
+The server answers the Registry API of OLM catalog images, the standard gRPC
+health service (SERVING for any service name once the catalog is loaded) and
+server reflection. It stops gracefully on SIGTERM or SIGINT. Unlike upstream
+opm, the pprof endpoint is off unless --pprof-addr is given an address.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a.CatalogDir = args[0]
+			if cmd.Flags().Changed("cache-enforce-integrity") {
+				a.Enforce = action.EnforceOff
+				if enforce {
+					a.Enforce = action.EnforceOn
+				}
+			}
+			level := slog.LevelInfo
+			if debugLog {
+				level = slog.LevelDebug
+			}
+			a.Logger = newLogger(s, level)
+			return a.Run(cmd.Context())
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&debugLog, "debug", false, "enable debug logging")
+	f.StringVarP(&a.TerminationLog, "termination-log", "t", "/dev/termination-log", "path to a container termination log file")
+	f.StringVarP(&a.Port, "port", "p", "50051", "port number to serve on")
+	f.StringVar(&a.PprofAddr, "pprof-addr", "", "address of startup profiling endpoint (addr:port format); empty (the default) disables it")
+	f.BoolVar(&a.PprofCaptureProfiles, "pprof-capture-profiles", false, "capture pprof CPU profiles")
+	f.StringVar(&a.CacheDir, "cache-dir", "", "if set, sync and persist server cache directory")
+	f.BoolVar(&a.CacheOnly, "cache-only", false, "sync the serve cache and exit without serving")
+	f.BoolVar(&enforce, "cache-enforce-integrity", false, "exit with error if cache is not present or has been invalidated. (default: true when --cache-dir is set and --cache-only is false, false otherwise), ")
+	return cmd
+}
+
+// newLogger writes logs in logrus' text layout (time, lower-case level,
+// msg, then fields), as upstream opm's logs look.
+func newLogger(s Streams, level slog.Level) *slog.Logger {
+	return slog.New(slog.NewTextHandler(s.Err, &slog.HandlerOptions{
+		Level: level,
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) > 0 {
+				return a
+			}
+			switch a.Key {
+			case slog.TimeKey:
+				return slog.String(slog.TimeKey, a.Value.Time().Format(time.RFC3339))
+			case slog.LevelKey:
+				lvl := strings.ToLower(a.Value.String())
+				if lvl == "warn" {
+					lvl = "warning"
+				}
+				return slog.String(slog.LevelKey, lvl)
+			}
+			return a
+		},
+	}))
+}

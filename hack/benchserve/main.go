@@ -1,0 +1,489 @@
+// Command benchserve measures `opm serve` as a catalog pod runs it: the
+// wall time from process start until the gRPC health check answers
+// SERVING, cold (no cache) and with a pre-built cache; the process's
+// memory (VmRSS and VmHWM) after a full ListBundles; and a load test in
+// which concurrent clients mix GetBundle, GetPackage and ListBundles.
+//
+// Build opm first (go build -o bin/opm ./cmd/opm), then:
+//
+//	go run ./hack/benchserve -opm bin/opm -catalog /tmp/bench-large
+//
+// Each start-up is measured -runs times; the table shows the best run and
+// the spread (worst - best), because machines shared with other work make
+// single runs noisy.
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/fastopm/fastopm/pkg/api"
+)
+
+func main() {
+	var (
+		opm     = flag.String("opm", "bin/opm", "opm binary to measure")
+		catalog = flag.String("catalog", "/tmp/bench-large", "catalog directory")
+		runs    = flag.Int("runs", 3, "start-ups measured per mode")
+		modes   = flag.String("modes", "cold,warm", "start-up modes to measure: cold (no cache), warm (pre-built cache)")
+		load    = flag.Duration("load", 10*time.Second, "duration of the load test (0 skips it)")
+		clients = flag.Int("clients", 50, "concurrent clients of the load test")
+		timeout = flag.Duration("timeout", 2*time.Minute, "give up on a start-up after this long")
+	)
+	flag.Parse()
+	if err := run(*opm, *catalog, *runs, strings.Split(*modes, ","), *load, *clients, *timeout); err != nil {
+		fmt.Fprintln(os.Stderr, "benchserve:", err)
+		os.Exit(1)
+	}
+}
+
+// startup is one measured start.
+type startup struct {
+	serving   time.Duration
+	cpu       time.Duration // user+system CPU of the process at SERVING
+	listBytes int64
+	listCount int
+	listTime  time.Duration
+	rss, hwm  int64 // KiB
+}
+
+func run(opm, catalog string, runs int, modes []string, load time.Duration, clients int, timeout time.Duration) error {
+	opm, err := filepath.Abs(opm)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(opm); err != nil {
+		return fmt.Errorf("%w (build it: go build -o bin/opm ./cmd/opm)", err)
+	}
+	size, files, err := dirSize(catalog)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("opm %s\ncatalog %s: %d files, %.1f MB\n\n", opm, catalog, files, float64(size)/1e6)
+
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "mode\truns\tSERVING best\tspread\tCPU\tListBundles\tmsgs\tMB\tVmRSS MiB\tVmHWM MiB\t")
+	var lastAddr string
+	var lastProc *exec.Cmd
+	for _, mode := range modes {
+		var args []string
+		switch mode {
+		case "cold":
+			args = []string{"serve", catalog, "-t", os.DevNull}
+		case "warm":
+			dir, err := os.MkdirTemp("", "benchserve-cache-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(dir)
+			start := time.Now()
+			out, err := exec.Command(opm, "serve", catalog, "--cache-dir", dir, "--cache-only", "-t", os.DevNull).CombinedOutput()
+			if err != nil {
+				return fmt.Errorf("build cache: %v\n%s", err, out)
+			}
+			fmt.Printf("cache build (--cache-only): %v, %.1f MB on disk\n", time.Since(start).Round(time.Millisecond), float64(mustSize(dir))/1e6)
+			args = []string{"serve", catalog, "--cache-dir", dir, "-t", os.DevNull}
+		default:
+			return fmt.Errorf("unknown mode %q", mode)
+		}
+		var results []startup
+		for i := range runs {
+			keep := i == runs-1 && mode == modes[len(modes)-1] && load > 0
+			res, addr, cmd, err := measure(opm, args, timeout, keep)
+			if err != nil {
+				return fmt.Errorf("%s run %d: %w", mode, i+1, err)
+			}
+			results = append(results, res)
+			if keep {
+				lastAddr, lastProc = addr, cmd
+			}
+		}
+		best := slices.MinFunc(results, func(a, b startup) int { return int(a.serving - b.serving) })
+		worst := slices.MaxFunc(results, func(a, b startup) int { return int(a.serving - b.serving) })
+		maxRSS := slices.MaxFunc(results, func(a, b startup) int { return int(a.rss - b.rss) })
+		maxHWM := slices.MaxFunc(results, func(a, b startup) int { return int(a.hwm - b.hwm) })
+		minCPU := slices.MinFunc(results, func(a, b startup) int { return int(a.cpu - b.cpu) })
+		fmt.Fprintf(tw, "%s\t%d\t%v\t%v\t%v\t%v\t%d\t%.1f\t%.1f\t%.1f\t\n", mode, runs,
+			best.serving.Round(time.Millisecond), (worst.serving - best.serving).Round(time.Millisecond), minCPU.cpu.Round(10*time.Millisecond),
+			best.listTime.Round(time.Millisecond), best.listCount, float64(best.listBytes)/1e6,
+			float64(maxRSS.rss)/1024, float64(maxHWM.hwm)/1024)
+	}
+	tw.Flush()
+	fmt.Println("(CPU: user+system time of the process when it answered SERVING, the least over the runs;")
+	fmt.Println(" VmRSS after a full ListBundles and VmHWM: the largest over the runs)")
+
+	if lastProc != nil {
+		defer stop(lastProc)
+		fmt.Printf("\nload test: %d clients for %v against the last server\n", clients, load)
+		if err := loadTest(lastAddr, clients, load, lastProc.Process.Pid); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// measure starts opm, waits for SERVING, lists every bundle and reads the
+// process's memory. The process is stopped (SIGTERM, exit status 0
+// expected) unless keep is set.
+func measure(opm string, args []string, timeout time.Duration, keep bool) (startup, string, *exec.Cmd, error) {
+	port, err := freePort()
+	if err != nil {
+		return startup{}, "", nil, err
+	}
+	cmd := exec.Command(opm, append(args, "-p", port)...)
+	cmd.Stderr = &tail{max: 4096}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return startup{}, "", nil, err
+	}
+	addr := "127.0.0.1:" + port
+	var res startup
+	fail := func(err error) (startup, string, *exec.Cmd, error) {
+		stop(cmd)
+		return startup{}, "", nil, fmt.Errorf("%w\nopm stderr: %s", err, cmd.Stderr)
+	}
+	if res.serving, err = waitServing(addr, start, timeout); err != nil {
+		return fail(err)
+	}
+	if res.cpu, err = cpuTime(cmd.Process.Pid); err != nil {
+		return fail(err)
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return fail(err)
+	}
+	defer conn.Close()
+	t0 := time.Now()
+	bundles, n, err := listBundles(context.Background(), api.NewRegistryClient(conn))
+	if err != nil {
+		return fail(fmt.Errorf("ListBundles: %w", err))
+	}
+	res.listTime, res.listCount, res.listBytes = time.Since(t0), len(bundles), n
+	if res.rss, res.hwm, err = memory(cmd.Process.Pid); err != nil {
+		return fail(err)
+	}
+	if keep {
+		return res, addr, cmd, nil
+	}
+	if err := stop(cmd); err != nil {
+		return fail(fmt.Errorf("graceful stop: %w", err))
+	}
+	return res, addr, nil, nil
+}
+
+func freePort() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	_, port, err := net.SplitHostPort(l.Addr().String())
+	return port, err
+}
+
+// waitServing polls the health service until it answers SERVING. The
+// client retries connections every few milliseconds (gRPC's default
+// backoff would wait a second after the first refused connection).
+func waitServing(addr string, start time.Time, timeout time.Duration) (time.Duration, error) {
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 2 * time.Millisecond, Multiplier: 1, MaxDelay: 2 * time.Millisecond},
+			MinConnectTimeout: time.Second,
+		}))
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	hc := healthpb.NewHealthClient(conn)
+	for time.Since(start) < timeout {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		resp, err := hc.Check(ctx, &healthpb.HealthCheckRequest{Service: "Registry"})
+		cancel()
+		if err == nil && resp.GetStatus() == healthpb.HealthCheckResponse_SERVING {
+			return time.Since(start), nil
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return 0, fmt.Errorf("not SERVING after %v", timeout)
+}
+
+// listBundles reads the whole ListBundles stream; it returns the bundles'
+// (package, channel, name) and the bytes received.
+func listBundles(ctx context.Context, c api.RegistryClient) ([][3]string, int64, error) {
+	stream, err := c.ListBundles(ctx, &api.ListBundlesRequest{})
+	if err != nil {
+		return nil, 0, err
+	}
+	var (
+		out [][3]string
+		n   int64
+	)
+	for {
+		b, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return out, n, nil
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, [3]string{b.GetPackageName(), b.GetChannelName(), b.GetCsvName()})
+		n += int64(len(b.GetCsvJson())) + int64(len(b.GetBundlePath())) + int64(len(b.GetVersion()))
+		for _, p := range b.GetProperties() {
+			n += int64(len(p.GetValue()))
+		}
+	}
+}
+
+// memory reads VmRSS and VmHWM (KiB) from /proc/PID/status.
+func memory(pid int) (rss, hwm int64, err error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(v)
+		if len(fields) == 0 {
+			continue
+		}
+		n, _ := strconv.ParseInt(fields[0], 10, 64)
+		switch k {
+		case "VmRSS":
+			rss = n
+		case "VmHWM":
+			hwm = n
+		}
+	}
+	return rss, hwm, sc.Err()
+}
+
+// cpuTime reads the user and system CPU time of a process from
+// /proc/PID/stat (in clock ticks of 10ms, the Linux default).
+func cpuTime(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name may hold spaces; the fields after it are fixed.
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("short /proc/%d/stat", pid)
+	}
+	utime, _ := strconv.ParseInt(fields[11], 10, 64)
+	stime, _ := strconv.ParseInt(fields[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
+}
+
+// stop sends SIGTERM and waits; it reports a non-zero exit.
+func stop(cmd *exec.Cmd) error {
+	if cmd.ProcessState != nil {
+		return nil
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+		return errors.New("did not stop within 30s of SIGTERM")
+	}
+}
+
+// loadTest runs clients goroutines, each on its own connection, calling
+// GetBundle (45%), GetPackage (45%) or a full ListBundles (10%) in a loop.
+func loadTest(addr string, clients int, d time.Duration, pid int) error {
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return err
+	}
+	bundles, _, err := listBundles(context.Background(), api.NewRegistryClient(conn))
+	conn.Close()
+	if err != nil {
+		return err
+	}
+	if len(bundles) == 0 {
+		return errors.New("the catalog has no bundles")
+	}
+	type sample struct {
+		op  int
+		lat time.Duration
+	}
+	ops := []string{"GetBundle", "GetPackage", "ListBundles"}
+	var (
+		mu      sync.Mutex
+		samples []sample
+		errs    []error
+		wg      sync.WaitGroup
+	)
+	deadline := time.Now().Add(d)
+	for i := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+			if err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+				return
+			}
+			defer conn.Close()
+			c := api.NewRegistryClient(conn)
+			rng := rand.New(rand.NewPCG(uint64(i), 42))
+			var local []sample
+			var localErrs []error
+			ctx := context.Background()
+			for time.Now().Before(deadline) {
+				b := bundles[rng.IntN(len(bundles))]
+				op := 0
+				switch r := rng.IntN(100); {
+				case r < 45:
+					op = 0
+				case r < 90:
+					op = 1
+				default:
+					op = 2
+				}
+				t0 := time.Now()
+				var err error
+				switch op {
+				case 0:
+					_, err = c.GetBundle(ctx, &api.GetBundleRequest{PkgName: b[0], ChannelName: b[1], CsvName: b[2]})
+				case 1:
+					_, err = c.GetPackage(ctx, &api.GetPackageRequest{Name: b[0]})
+				case 2:
+					_, _, err = listBundles(ctx, c)
+				}
+				if err != nil {
+					localErrs = append(localErrs, fmt.Errorf("%s: %w", ops[op], err))
+					continue
+				}
+				local = append(local, sample{op, time.Since(t0)})
+			}
+			mu.Lock()
+			samples = append(samples, local...)
+			errs = append(errs, localErrs...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	rss, hwm, _ := memory(pid)
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "operation\tcalls\tcalls/s\tp50\tp99\t")
+	for op := -1; op < len(ops); op++ {
+		var lats []time.Duration
+		for _, s := range samples {
+			if op < 0 || s.op == op {
+				lats = append(lats, s.lat)
+			}
+		}
+		name := "all"
+		if op >= 0 {
+			name = ops[op]
+		}
+		if len(lats) == 0 {
+			fmt.Fprintf(tw, "%s\t0\t\t\t\t\n", name)
+			continue
+		}
+		slices.Sort(lats)
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%v\t%v\t\n", name, len(lats), float64(len(lats))/d.Seconds(),
+			pct(lats, 50), pct(lats, 99))
+	}
+	tw.Flush()
+	fmt.Printf("errors: %d; server VmRSS %.1f MiB, VmHWM %.1f MiB after the load\n", len(errs), float64(rss)/1024, float64(hwm)/1024)
+	if len(errs) > 0 {
+		return fmt.Errorf("load test: %d errors, first: %w", len(errs), errs[0])
+	}
+	return nil
+}
+
+func pct(sorted []time.Duration, p int) time.Duration {
+	i := (len(sorted)*p + 99) / 100
+	i = min(max(i-1, 0), len(sorted)-1)
+	d := sorted[i]
+	switch {
+	case d > 10*time.Millisecond:
+		return d.Round(time.Millisecond)
+	case d > 10*time.Microsecond:
+		return d.Round(time.Microsecond)
+	}
+	return d
+}
+
+func dirSize(dir string) (int64, int, error) {
+	var n int64
+	files := 0
+	err := filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			n += info.Size()
+			files++
+		}
+		return nil
+	})
+	return n, files, err
+}
+
+func mustSize(dir string) int64 {
+	n, _, _ := dirSize(dir)
+	return n
+}
+
+// tail keeps the last bytes written to it (a process's stderr).
+type tail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = t.buf[len(t.buf)-t.max:]
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}

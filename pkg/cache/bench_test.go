@@ -1,0 +1,76 @@
+package cache
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// benchCatalog is the catalog of the benchmarks: $OPM_BENCH_CATALOG, or
+// the large benchmark catalog at /tmp/bench-large, or else a small real
+// catalog of pkg/server's testdata.
+func benchCatalog(b *testing.B) string {
+	if dir := os.Getenv("OPM_BENCH_CATALOG"); dir != "" {
+		return dir
+	}
+	if _, err := os.Stat("/tmp/bench-large"); err == nil {
+		return "/tmp/bench-large"
+	}
+	return "../server/testdata/catalogs/submariner-v4.14"
+}
+
+// BenchmarkBuild is the cold start: one pass over the catalog that
+// validates it and encodes every answer into a temporary file.
+func BenchmarkBuild(b *testing.B) {
+	dir := benchCatalog(b)
+	fsys := os.DirFS(dir)
+	tmp := b.TempDir()
+	for b.Loop() {
+		snap, _, err := Build(b.Context(), fsys, tmp)
+		if err != nil {
+			b.Fatal(err)
+		}
+		snap.Close()
+	}
+}
+
+// BenchmarkOpen is the start with a pre-built cache: read the index and
+// check the catalog's fingerprint.
+func BenchmarkOpen(b *testing.B) {
+	dir := benchCatalog(b)
+	fsys := os.DirFS(dir)
+	cacheDir := filepath.Join(b.TempDir(), "cache")
+	snap, err := BuildDir(b.Context(), fsys, cacheDir, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	snap.Close()
+	for b.Loop() {
+		snap, err := OpenDir(cacheDir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := snap.Fingerprint.Check(b.Context(), fsys, snap.Path); err != nil {
+			b.Fatal(err)
+		}
+		snap.Close()
+	}
+}
+
+// BenchmarkOpenIndex reads the index only (the fingerprint check aside).
+func BenchmarkOpenIndex(b *testing.B) {
+	dir := benchCatalog(b)
+	cacheDir := filepath.Join(b.TempDir(), "cache")
+	snap, err := BuildDir(b.Context(), os.DirFS(dir), cacheDir, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	snap.Close()
+	for b.Loop() {
+		snap, err := OpenDir(cacheDir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		snap.Close()
+	}
+}

@@ -1,0 +1,180 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sync"
+	"syscall"
+
+	"github.com/fastopm/fastopm/pkg/registry"
+)
+
+// tempPrefix starts the names of the files a build writes into a cache
+// directory before renaming the finished cache into place.
+const tempPrefix = ".fastopm-serve-tmp-"
+
+// Build reads the catalog at fsys once, validates it and stores its
+// answers without saving a cache: in an unlinked temporary file in tmpDir
+// (os.TempDir() when empty) so nothing is left behind, or, when no file
+// can be created there, in memory. InMemory reports the latter.
+func Build(ctx context.Context, fsys fs.FS, tmpDir string) (snap *Snapshot, inMemory bool, err error) {
+	if files, err := catalogFiles(fsys); err == nil {
+		defer limitLoadMemory(files)()
+	}
+	var st storage
+	f, err := os.CreateTemp(tmpDir, "fastopm-serve-*.cache")
+	if err == nil {
+		// Unlinked at once: the file lives as long as the process holds
+		// it, even after a SIGKILL.
+		_ = os.Remove(f.Name())
+		st = f
+	} else {
+		st, inMemory = &memStorage{}, true
+	}
+	w, err := newWriter(st)
+	if err != nil {
+		st.Close()
+		return nil, false, err
+	}
+	x, err := registry.Load(ctx, fsys, registry.Options{Sink: w})
+	if err != nil {
+		st.Close()
+		return nil, false, err
+	}
+	snap, err = w.Snapshot(x)
+	if err != nil {
+		st.Close()
+		return nil, false, err
+	}
+	return snap, inMemory, nil
+}
+
+// BuildDir builds the cache of the catalog at fsys into dir (created when
+// missing) and returns it, opened. The new cache replaces the old one
+// atomically: a concurrent reader sees the old cache or the new one. The
+// files are readable by every user, as a catalog image's cache must be
+// (it is built as root and served as another user).
+func BuildDir(ctx context.Context, fsys fs.FS, dir, producer string) (*Snapshot, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create cache directory: %w", err)
+	}
+	f, err := os.CreateTemp(dir, tempPrefix+"*")
+	if err != nil {
+		return nil, fmt.Errorf("create cache file: %w", err)
+	}
+	tmp := f.Name()
+	done := false
+	defer func() {
+		if !done {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	// The fingerprint is taken first: if the catalog changes during the
+	// build, the cache is stale at the next start rather than wrong.
+	fp, err := ComputeFingerprint(ctx, fsys)
+	if err != nil {
+		return nil, err
+	}
+	defer limitLoadMemory(fp.Files)()
+	w, err := NewWriter(f)
+	if err != nil {
+		return nil, err
+	}
+	x, err := registry.Load(ctx, fsys, registry.Options{Sink: w})
+	if err != nil {
+		return nil, err
+	}
+	if err := w.Finish(x, fp, producer); err != nil {
+		return nil, err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		return nil, fmt.Errorf("make cache readable: %w", err)
+	}
+	final := filepath.Join(dir, FileName)
+	if err := os.Rename(tmp, final); err != nil {
+		return nil, fmt.Errorf("install cache: %w", err)
+	}
+	done = true
+	snap, err := w.Snapshot(x)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	snap.Fingerprint, snap.Producer, snap.Path = fp, producer, final
+	return snap, nil
+}
+
+// limitLoadMemory sets a soft memory limit for the time of a catalog load
+// and returns the function that lifts it. The load's live heap grows with
+// the catalog (its model and index) while most of what it allocates is
+// short-lived; without a limit the collector lets the heap reach twice the
+// live size before it runs, which is what a pod's memory peak would be.
+// The limit, 40 MiB plus a fifth of the catalog's bytes, stays well above
+// the live heap of the catalogs measured (about 20 MiB plus an eighth of
+// their bytes), so it costs the collector little, and cuts the peak by a
+// third. A GOMEMLIMIT set by the user is left alone.
+func limitLoadMemory(files []FileSum) (restore func()) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	var size int64
+	for _, f := range files {
+		size += f.Size
+	}
+	prev := debug.SetMemoryLimit(40<<20 + size/5)
+	return func() { debug.SetMemoryLimit(prev) }
+}
+
+// IsReadOnly reports whether err comes from a file system that refuses
+// writes (read-only, or not writable by this user).
+func IsReadOnly(err error) bool {
+	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)
+}
+
+// memStorage is a cache kept in memory, for when no file can be written.
+type memStorage struct {
+	mu  sync.RWMutex
+	buf []byte
+}
+
+func (m *memStorage) WriteAt(p []byte, off int64) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if end := int(off) + len(p); end > len(m.buf) {
+		if end > cap(m.buf) {
+			nb := make([]byte, end, max(2*cap(m.buf), end))
+			copy(nb, m.buf)
+			m.buf = nb
+		}
+		m.buf = m.buf[:end]
+	}
+	copy(m.buf[off:], p)
+	return len(p), nil
+}
+
+func (m *memStorage) ReadAt(p []byte, off int64) (int, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if off >= int64(len(m.buf)) {
+		return 0, io.EOF
+	}
+	n := copy(p, m.buf[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func (m *memStorage) Close() error {
+	m.mu.Lock()
+	m.buf = nil
+	m.mu.Unlock()
+	return nil
+}

@@ -1,0 +1,179 @@
+package cache
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"runtime"
+	"sort"
+	"sync"
+
+	"github.com/fastopm/fastopm/pkg/indexignore"
+)
+
+// Fingerprint identifies a catalog's content: the path, size and SHA-256
+// of every file the catalog loader reads, and of every .indexignore file
+// (which decide what it reads). A cache is valid for a catalog exactly when
+// their fingerprints are equal.
+type Fingerprint struct {
+	// Files sorted by path.
+	Files []FileSum
+}
+
+// FileSum is one file of a Fingerprint.
+type FileSum struct {
+	Path string
+	Size int64
+	Sum  [sha256.Size]byte
+}
+
+// ComputeFingerprint reads every catalog file of fsys, in parallel.
+func ComputeFingerprint(ctx context.Context, fsys fs.FS) (Fingerprint, error) {
+	files, err := catalogFiles(fsys)
+	if err != nil {
+		return Fingerprint{}, err
+	}
+	if err := hashFiles(ctx, fsys, files); err != nil {
+		return Fingerprint{}, err
+	}
+	return Fingerprint{Files: files}, nil
+}
+
+// Check compares the catalog at fsys with the fingerprint. A difference is
+// a *RejectedError of reason Stale naming the first file (by path) that
+// was added, removed or changed. cachePath names the cache in the error.
+func (fp Fingerprint) Check(ctx context.Context, fsys fs.FS, cachePath string) error {
+	files, err := catalogFiles(fsys)
+	if err != nil {
+		return err
+	}
+	stale := func(format string, args ...any) error {
+		return rejected(Stale, cachePath, "the catalog changed since the cache was built: "+format, args...)
+	}
+	for i := 0; i < len(files) || i < len(fp.Files); i++ {
+		switch {
+		case i >= len(files):
+			return stale("file %q was removed", fp.Files[i].Path)
+		case i >= len(fp.Files):
+			return stale("file %q was added", files[i].Path)
+		case files[i].Path < fp.Files[i].Path:
+			return stale("file %q was added", files[i].Path)
+		case files[i].Path > fp.Files[i].Path:
+			return stale("file %q was removed", fp.Files[i].Path)
+		case files[i].Size != fp.Files[i].Size:
+			return stale("file %q changed (%d bytes, was %d)", files[i].Path, files[i].Size, fp.Files[i].Size)
+		}
+	}
+	if err := hashFiles(ctx, fsys, files); err != nil {
+		return err
+	}
+	for i := range files {
+		if files[i].Sum != fp.Files[i].Sum || files[i].Size != fp.Files[i].Size {
+			return stale("file %q changed (sha256 %x, was %x)", files[i].Path, files[i].Sum[:6], fp.Files[i].Sum[:6])
+		}
+	}
+	return nil
+}
+
+// catalogFiles lists the files the catalog loader reads, plus the
+// .indexignore files, sorted by path, with their sizes.
+func catalogFiles(fsys fs.FS) ([]FileSum, error) {
+	var (
+		files   []FileSum
+		matcher indexignore.Matcher
+	)
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			content, err := fs.ReadFile(fsys, path.Join(p, indexignore.FileName))
+			switch {
+			case err == nil:
+				if err := matcher.Add(p, content); err != nil {
+					return err
+				}
+			case !errors.Is(err, fs.ErrNotExist):
+				return err
+			}
+			return nil
+		}
+		if d.Name() != indexignore.FileName && matcher.Match(p) {
+			return nil
+		}
+		st, err := fs.Stat(fsys, p)
+		if err != nil {
+			return err
+		}
+		if st.IsDir() {
+			return nil
+		}
+		files = append(files, FileSum{Path: p, Size: st.Size()})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list catalog files: %w", err)
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+	return files, nil
+}
+
+// hashFiles fills in the Sum (and the size actually read) of each file.
+func hashFiles(ctx context.Context, fsys fs.FS, files []FileSum) error {
+	var (
+		mu    sync.Mutex
+		next  int
+		first error
+		wg    sync.WaitGroup
+	)
+	for range min(runtime.GOMAXPROCS(0), max(len(files), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, 256<<10)
+			for {
+				mu.Lock()
+				i := next
+				next++
+				stop := first != nil
+				mu.Unlock()
+				if stop || i >= len(files) || ctx.Err() != nil {
+					return
+				}
+				if err := hashFile(fsys, &files[i], buf); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if first != nil {
+		return first
+	}
+	return ctx.Err()
+}
+
+func hashFile(fsys fs.FS, f *FileSum, buf []byte) error {
+	r, err := fsys.Open(f.Path)
+	if err != nil {
+		return fmt.Errorf("fingerprint catalog: %w", err)
+	}
+	defer r.Close()
+	h := sha256.New()
+	n, err := io.CopyBuffer(h, struct{ io.Reader }{r}, buf) // our buffer, not WriteTo's
+	if err != nil {
+		return fmt.Errorf("fingerprint catalog: %s: %w", f.Path, err)
+	}
+	f.Size = n
+	h.Sum(f.Sum[:0])
+	return nil
+}

@@ -1,0 +1,266 @@
+package cache
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+
+	"github.com/fastopm/fastopm/pkg/registry"
+)
+
+// FileName is the name of the cache file inside a cache directory.
+const FileName = "fastopm-serve.cache"
+
+// Snapshot is a loaded serve cache: the Index in memory, the answers read
+// from the cache file when a request needs them.
+type Snapshot struct {
+	// Index is the catalog's query index.
+	Index *registry.Index
+	// Fingerprint identifies the catalog the cache was built from (empty
+	// for a cache that was never saved).
+	Fingerprint Fingerprint
+	// Producer is the version of the opm that built the cache.
+	Producer string
+	// Path is the cache file ("" for an unlinked temporary file).
+	Path string
+
+	f         storage
+	bodiesEnd int64
+	closed    atomic.Bool
+}
+
+// Reason says why a cache was not used.
+type Reason int
+
+// Reasons a cache is rejected.
+const (
+	// Missing: there is no cache of this opm in the directory.
+	Missing Reason = iota + 1
+	// OtherFormat: the cache was written by an opm with another cache
+	// format (including upstream opm's).
+	OtherFormat
+	// Corrupt: the cache file is damaged or incomplete.
+	Corrupt
+	// Stale: the catalog changed since the cache was built.
+	Stale
+)
+
+func (r Reason) String() string {
+	switch r {
+	case Missing:
+		return "missing"
+	case OtherFormat:
+		return "built by another version"
+	case Corrupt:
+		return "corrupt"
+	case Stale:
+		return "stale"
+	}
+	return fmt.Sprintf("Reason(%d)", int(r))
+}
+
+// RejectedError says precisely why a cache cannot be used.
+type RejectedError struct {
+	Reason Reason
+	// Path is the cache file or directory.
+	Path string
+	// Detail is the precise cause, for people.
+	Detail string
+	// Empty is set for a Missing cache whose directory does not exist or
+	// has no entries at all.
+	Empty bool
+}
+
+func (e *RejectedError) Error() string {
+	return fmt.Sprintf("cache %s is %s: %s", e.Path, e.Reason, e.Detail)
+}
+
+func rejected(r Reason, path, format string, args ...any) *RejectedError {
+	return &RejectedError{Reason: r, Path: path, Detail: fmt.Sprintf(format, args...)}
+}
+
+// upstreamEntries are what upstream opm's cache backends leave in a cache
+// directory.
+var upstreamEntries = []string{"pogreb.v1", "digest", "packages.json", "cache"}
+
+// OpenDir opens the cache in dir. A directory without a usable cache gives
+// a *RejectedError. Opening only reads: it works on a read-only file
+// system.
+func OpenDir(dir string) (*Snapshot, error) {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		e := rejected(Missing, dir, "the directory does not exist")
+		e.Empty = true
+		return nil, e
+	case err != nil:
+		return nil, fmt.Errorf("read cache directory: %w", err)
+	}
+	var names, foreign []string
+	for _, ent := range entries {
+		if ent.Name() == FileName {
+			return Open(filepath.Join(dir, FileName))
+		}
+		if strings.HasPrefix(ent.Name(), tempPrefix) {
+			continue // an interrupted build
+		}
+		names = append(names, ent.Name())
+		if slices.Contains(upstreamEntries, ent.Name()) {
+			foreign = append(foreign, ent.Name())
+		}
+	}
+	switch {
+	case len(foreign) > 0:
+		return nil, rejected(OtherFormat, dir, "it holds a cache of upstream opm (%s), which this opm does not read; rebuild it with this opm (opm serve --cache-only)", strings.Join(foreign, ", "))
+	case len(names) > 0:
+		return nil, rejected(Missing, dir, "there is no %s in the directory (it holds: %s)", FileName, strings.Join(names, ", "))
+	}
+	e := rejected(Missing, dir, "the directory is empty")
+	e.Empty = true
+	return nil, e
+}
+
+// Open opens a cache file and reads its index. The file's answers are read
+// when requested; Close releases the file.
+func Open(path string) (*Snapshot, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, rejected(Missing, path, "the file does not exist")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open cache: %w", err)
+	}
+	s, err := load(f, path)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func load(f *os.File, path string) (*Snapshot, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("open cache: %w", err)
+	}
+	size := st.Size()
+	if size < headerSize+trailerSize {
+		return nil, rejected(Corrupt, path, "the file is truncated (%d bytes)", size)
+	}
+	var h [headerSize]byte
+	if _, err := f.ReadAt(h[:], 0); err != nil {
+		return nil, fmt.Errorf("read cache header: %w", err)
+	}
+	if string(h[:8]) != headerMagic {
+		return nil, rejected(Corrupt, path, "it is not a serve cache of this opm (bad magic)")
+	}
+	if v := binary.LittleEndian.Uint32(h[8:]); v != FormatVersion {
+		return nil, rejected(OtherFormat, path, "it was written in cache format version %d; this opm reads version %d", v, FormatVersion)
+	}
+	var t [trailerSize]byte
+	if _, err := f.ReadAt(t[:], size-trailerSize); err != nil {
+		return nil, fmt.Errorf("read cache trailer: %w", err)
+	}
+	if string(t[24:]) != trailerMagic || binary.LittleEndian.Uint32(t[20:]) != FormatVersion {
+		return nil, rejected(Corrupt, path, "it has no index (was the build interrupted?)")
+	}
+	off, n := binary.LittleEndian.Uint64(t[0:]), binary.LittleEndian.Uint64(t[8:])
+	if off < headerSize || n > uint64(size) || off+n+trailerSize != uint64(size) {
+		return nil, rejected(Corrupt, path, "the index location is out of range")
+	}
+	idx := make([]byte, n)
+	if _, err := f.ReadAt(idx, int64(off)); err != nil {
+		return nil, fmt.Errorf("read cache index: %w", err)
+	}
+	if crc32.Checksum(idx, castagnoli) != binary.LittleEndian.Uint32(t[16:]) {
+		return nil, rejected(Corrupt, path, "the index checksum does not match")
+	}
+	x, fp, producer, err := decodeIndex(idx)
+	if err != nil {
+		return nil, rejected(Corrupt, path, "the index does not decode: %v", err)
+	}
+	if err := x.Validate(); err != nil {
+		return nil, rejected(Corrupt, path, "%v", err)
+	}
+	for i := range x.Bundles {
+		if !inRange(x.Bundles[i].Body, int64(off)) || x.Bundles[i].Body.Aux > x.Bundles[i].Body.Len || x.Bundles[i].Body.Aux < recordHeader {
+			return nil, rejected(Corrupt, path, "bundle %q: answer location out of range", x.Bundles[i].Name)
+		}
+	}
+	for i := range x.Metas {
+		if !inRange(x.Metas[i].Body, int64(off)) || x.Metas[i].Body.Len < 4 {
+			return nil, rejected(Corrupt, path, "custom blob %q: location out of range", x.Metas[i].Name)
+		}
+	}
+	return &Snapshot{Index: x, Fingerprint: fp, Producer: producer, Path: path, f: f, bodiesEnd: int64(off)}, nil
+}
+
+func inRange(r registry.BodyRef, end int64) bool {
+	return r.Off >= headerSize && r.Off+uint64(r.Len) <= uint64(end)
+}
+
+// ErrCorruptAnswer is returned when a stored answer fails its checksum.
+var ErrCorruptAnswer = errors.New("stored answer is corrupt")
+
+// ReadBundle reads a bundle's stored segments. Without payload only the
+// segments ListBundles needs are read (csvJson and object are nil).
+func (s *Snapshot) ReadBundle(b *registry.Bundle, payload bool) (*Parts, error) {
+	n := b.Body.Aux
+	if payload {
+		n = b.Body.Len
+	}
+	rec, err := s.read(b.Body.Off, n)
+	if err != nil {
+		return nil, fmt.Errorf("bundle %q: %w", b.Name, err)
+	}
+	p, err := decodeRecord(rec)
+	if err != nil {
+		return nil, fmt.Errorf("bundle %q: %w: %w", b.Name, ErrCorruptAnswer, err)
+	}
+	return p, nil
+}
+
+// ReadMeta reads a custom-schema blob as an encoded google.protobuf.Struct.
+func (s *Snapshot) ReadMeta(m *registry.Meta) ([]byte, error) {
+	rec, err := s.read(m.Body.Off, m.Body.Len)
+	if err != nil {
+		return nil, fmt.Errorf("custom blob %q: %w", m.Name, err)
+	}
+	if crc32.Checksum(rec[4:], castagnoli) != binary.LittleEndian.Uint32(rec) {
+		return nil, fmt.Errorf("custom blob %q: %w", m.Name, ErrCorruptAnswer)
+	}
+	return rec[4:], nil
+}
+
+func (s *Snapshot) read(off uint64, n uint32) ([]byte, error) {
+	if s.closed.Load() {
+		return nil, errClosed
+	}
+	if off+uint64(n) > uint64(s.bodiesEnd) {
+		return nil, fmt.Errorf("%w: location out of range", ErrCorruptAnswer)
+	}
+	buf := make([]byte, n)
+	if m, err := s.f.ReadAt(buf, int64(off)); m < len(buf) {
+		if err == nil || errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, fmt.Errorf("read cache: %w", err)
+	}
+	return buf, nil
+}
+
+// Close releases the cache file.
+func (s *Snapshot) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	return s.f.Close()
+}

@@ -1,0 +1,286 @@
+package registry
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/fastopm/fastopm/alpha/declcfg"
+	"github.com/fastopm/fastopm/alpha/model"
+)
+
+// Options configure a Builder.
+type Options struct {
+	// Sink receives each bundle's answer and each custom-schema blob as
+	// the catalog is read. Required.
+	Sink Sink
+}
+
+// Builder makes an Index in one pass over a catalog's blobs: it feeds the
+// model (which validates the catalog with upstream's rules) and, for each
+// bundle blob, computes the bundle's answer while the blob is at hand and
+// hands it to the Sink. AddBlob may be called from several goroutines at
+// once (it is a declcfg.WalkFunc); Build is called once, at the end.
+type Builder struct {
+	opts  Options
+	model *model.Builder
+
+	mu       sync.Mutex
+	pkgs     map[string]*pkgInfo
+	bundles  map[bundleKey]*bundleRec
+	deferred []deferredBundle
+	metas    []Meta
+	errs     []error
+}
+
+type bundleKey struct{ pkg, name string }
+
+// bundleRec is what the Index keeps of a bundle blob.
+type bundleRec struct {
+	body     BodyRef
+	hasImage bool
+	provides []GVK
+}
+
+// deferredBundle is a bundle whose answer waits for its package's blob.
+type deferredBundle struct {
+	blob []byte
+	path string
+}
+
+// NewBuilder returns an empty Builder.
+func NewBuilder(opts Options) *Builder {
+	return &Builder{
+		opts:    opts,
+		model:   model.NewBuilder(model.Options{}),
+		pkgs:    map[string]*pkgInfo{},
+		bundles: map[bundleKey]*bundleRec{},
+	}
+}
+
+// AddBlob adds one blob. Problems with the catalog are collected for
+// Build; AddBlob returns an error only when the Sink fails.
+func (bld *Builder) AddBlob(b *declcfg.Blob) error {
+	bld.model.AddBlob(b)
+	switch b.Schema {
+	case declcfg.SchemaPackage:
+		p, err := declcfg.DecodePackage(b.Blob)
+		if err != nil || p.Name == "" {
+			return nil // reported by the model
+		}
+		info := &pkgInfo{description: p.Description, icon: p.Icon}
+		bld.mu.Lock()
+		if _, dup := bld.pkgs[p.Name]; !dup {
+			bld.pkgs[p.Name] = info
+		}
+		bld.mu.Unlock()
+	case declcfg.SchemaBundle:
+		return bld.addBundle(b.Blob, b.Path, false)
+	case declcfg.SchemaChannel, declcfg.SchemaDeprecations:
+	default:
+		ref, err := bld.opts.Sink.PutMeta(b.Blob)
+		if err != nil {
+			return fmt.Errorf("store %s blob: %w", b.Schema, err)
+		}
+		h := fnv.New64a()
+		h.Write(b.Blob)
+		m := Meta{Schema: b.Schema, Package: b.Package, Name: b.Name, Hash: h.Sum64(), Body: ref}
+		bld.mu.Lock()
+		bld.metas = append(bld.metas, m)
+		bld.mu.Unlock()
+	}
+	return nil
+}
+
+func (bld *Builder) addBundle(blob []byte, file string, final bool) error {
+	bd, err := declcfg.DecodeBundle(blob)
+	if err != nil {
+		return nil // reported by the model
+	}
+	bld.mu.Lock()
+	pkg := bld.pkgs[bd.Package]
+	bld.mu.Unlock()
+	w := workPool.Get().(*bundleWork)
+	defer workPool.Put(w)
+	err = w.fill(&bd, pkg)
+	switch {
+	case errors.Is(err, errNeedPackage) && !final:
+		bld.mu.Lock()
+		bld.deferred = append(bld.deferred, deferredBundle{blob: bytes.Clone(blob), path: file})
+		bld.mu.Unlock()
+		return nil
+	case errors.Is(err, errNeedPackage):
+		return nil // a bundle of an unknown package: reported by the model
+	case err != nil:
+		bld.mu.Lock()
+		bld.errs = append(bld.errs, fmt.Errorf("%s: package %q: %w", file, bd.Package, err))
+		bld.mu.Unlock()
+		return nil
+	}
+	ref, err := bld.opts.Sink.PutBundle(&w.ans)
+	if err != nil {
+		return fmt.Errorf("store bundle %q: %w", bd.Name, err)
+	}
+	rec := &bundleRec{body: ref, hasImage: bd.Image != "", provides: clone(w.ans.ProvidedAPIs)}
+	bld.mu.Lock()
+	bld.bundles[bundleKey{bd.Package, bd.Name}] = rec
+	bld.mu.Unlock()
+	return nil
+}
+
+// InvalidCatalogError is a catalog that must not be served. Its text is
+// upstream opm's validation error.
+type InvalidCatalogError struct {
+	// Problems are every problem found, in upstream's order.
+	Problems model.Problems
+	err      error
+}
+
+func (e *InvalidCatalogError) Error() string { return e.err.Error() }
+
+// Unwrap returns the validation error tree.
+func (e *InvalidCatalogError) Unwrap() error { return e.err }
+
+// Build validates the catalog and returns its Index. walkErr is the error
+// declcfg.Walk returned: its file problems are reported with the model's.
+// An invalid catalog is an *InvalidCatalogError.
+func (bld *Builder) Build(walkErr error) (*Index, error) {
+	var walkErrs declcfg.Errors
+	if walkErr != nil && !errors.As(walkErr, &walkErrs) {
+		return nil, walkErr
+	}
+	m, problems := bld.model.Build()
+	var all model.Problems
+	for _, e := range walkErrs {
+		all = append(all, model.ParseProblem(e))
+	}
+	all = append(all, problems...)
+	if err := all.Err(); err != nil {
+		return nil, &InvalidCatalogError{Problems: all, err: err}
+	}
+	for _, d := range bld.deferred {
+		if err := bld.addBundle(d.blob, d.path, true); err != nil {
+			return nil, err
+		}
+	}
+	bld.deferred = nil
+	if len(bld.errs) > 0 {
+		sort.Slice(bld.errs, func(i, j int) bool { return bld.errs[i].Error() < bld.errs[j].Error() })
+		return nil, fmt.Errorf("cannot serve the catalog: %w", errors.Join(bld.errs...))
+	}
+	return bld.index(m)
+}
+
+// index assembles the Index from the validated model and the bundle
+// records.
+func (bld *Builder) index(m model.Model) (*Index, error) {
+	x := &Index{}
+	names := make([]string, 0, len(m))
+	for name := range m {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	bundleIdx := map[bundleKey]int{}
+	for pi, name := range names {
+		mp := m[name]
+		var bnames []string
+		seen := map[string]bool{}
+		for _, ch := range mp.Channels {
+			for bn := range ch.Bundles {
+				if !seen[bn] {
+					seen[bn] = true
+					bnames = append(bnames, bn)
+				}
+			}
+		}
+		sort.Strings(bnames)
+		for _, bn := range bnames {
+			rec := bld.bundles[bundleKey{name, bn}]
+			if rec == nil {
+				return nil, fmt.Errorf("package %q: bundle %q has no answer", name, bn)
+			}
+			b := Bundle{Package: pi, Name: bn, HasImage: rec.hasImage, Provides: rec.provides, Body: rec.body}
+			for _, ch := range mp.Channels {
+				if mb := ch.Bundles[bn]; mb != nil && mb.Deprecation != nil {
+					b.Deprecation = &Deprecation{Message: mb.Deprecation.Message}
+					break
+				}
+			}
+			bundleIdx[bundleKey{name, bn}] = len(x.Bundles)
+			x.Bundles = append(x.Bundles, b)
+		}
+	}
+	for _, name := range names {
+		mp := m[name]
+		p := Package{Name: name, Deprecation: deprecation(mp.Deprecation)}
+		if mp.DefaultChannel != nil {
+			p.DefaultChannel = mp.DefaultChannel.Name
+		}
+		chNames := make([]string, 0, len(mp.Channels))
+		for cn := range mp.Channels {
+			chNames = append(chNames, cn)
+		}
+		sort.Strings(chNames)
+		for _, cn := range chNames {
+			mc := mp.Channels[cn]
+			head, err := mc.Head()
+			if err != nil {
+				return nil, fmt.Errorf("package %q, channel %q: %w", name, cn, err)
+			}
+			c := Channel{Name: cn, Deprecation: deprecation(mc.Deprecation)}
+			for bn, mb := range mc.Bundles {
+				c.Entries = append(c.Entries, Entry{Bundle: bundleIdx[bundleKey{name, bn}], Replaces: mb.Replaces,
+					Skips: clone(mb.Skips), SkipRange: mb.SkipRange})
+			}
+			slices.SortFunc(c.Entries, func(a, b Entry) int { return a.Bundle - b.Bundle })
+			c.Head, _ = x.EntryIndex(&c, head.Name)
+			p.Channels = append(p.Channels, c)
+		}
+		x.Packages = append(x.Packages, p)
+	}
+	x.Metas = sortMetas(bld.metas)
+	bld.metas = nil
+	return x, x.Validate()
+}
+
+// clone copies a list; an empty list is nil (as a decoded Index has it).
+func clone[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return slices.Clone(s)
+}
+
+func deprecation(d *model.Deprecation) *Deprecation {
+	if d == nil {
+		return nil
+	}
+	return &Deprecation{Message: d.Message}
+}
+
+// sortMetas orders custom blobs and drops identical duplicates under the
+// same schema and package, as upstream's content-addressed store does.
+func sortMetas(ms []Meta) []Meta {
+	slices.SortFunc(ms, func(a, b Meta) int {
+		return cmp.Or(cmp.Compare(a.Schema, b.Schema), cmp.Compare(a.Package, b.Package),
+			cmp.Compare(a.Name, b.Name), cmp.Compare(a.Hash, b.Hash), cmp.Compare(a.Body.Off, b.Body.Off))
+	})
+	return slices.CompactFunc(ms, func(a, b Meta) bool {
+		return a.Schema == b.Schema && a.Package == b.Package && a.Name == b.Name && a.Hash == b.Hash
+	})
+}
+
+// Load reads the catalog at fsys in one pass and builds its Index, storing
+// answers in opts.Sink.
+func Load(ctx context.Context, fsys fs.FS, opts Options) (*Index, error) {
+	bld := NewBuilder(opts)
+	err := declcfg.Walk(ctx, fsys, bld.AddBlob)
+	return bld.Build(err)
+}
