@@ -146,13 +146,6 @@ func (o *object) groupVersionKind() (group, version, kind string) {
 	return group, version, o.kind()
 }
 
-// name returns metadata.name, "" when missing or not a string.
-func (o *object) name() string {
-	meta, _ := o.m["metadata"].(map[string]any)
-	s, _ := meta["name"].(string)
-	return s
-}
-
 // decodeObject decodes a JSON object, keeping integers as int64 when they
 // fit and using float64 otherwise (sigs.k8s.io/json's PreserveInts rule).
 func decodeObject(data []byte) (map[string]any, error) {

@@ -273,7 +273,8 @@ func (u *unpacker) entry(tr *tar.Reader, hdr *tar.Header) error {
 	switch hdr.Typeflag {
 	case tar.TypeDir:
 		return u.dir(name, hdr)
-	case tar.TypeReg, tar.TypeRegA, tar.TypeGNUSparse: //nolint:staticcheck // TypeRegA appears in old layers
+	//lint:ignore SA1019 TypeRegA ('\x00') still appears in layers written by old tools.
+	case tar.TypeReg, tar.TypeRegA, tar.TypeGNUSparse:
 		return u.file(name, hdr, tr)
 	case tar.TypeSymlink:
 		return u.symlink(name, hdr.Linkname)
