@@ -4,23 +4,27 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/fastopm/fastopm/pkg/cache"
 	"github.com/fastopm/fastopm/pkg/catalogimage"
 	"github.com/fastopm/fastopm/pkg/image"
+	"github.com/fastopm/fastopm/pkg/version"
 )
 
 // BuildServeCache builds opm serve's cache for the catalog in configsDir
 // into cacheDir (which it creates), as `opm serve configsDir
 // --cache-dir=cacheDir --cache-only` does. It is the cache builder of
 // `opm generate image`.
-//
-// The serve cache builder is not available yet, so this reports that.
-// Once it is, this function's body calls it; nothing else changes.
 func BuildServeCache(configsDir, cacheDir string) error {
-	return fmt.Errorf("cache for %s: %w in this opm build", configsDir, catalogimage.ErrNoCacheBuilder)
+	snap, err := cache.BuildDir(context.Background(), os.DirFS(configsDir), cacheDir, version.Version)
+	if err != nil {
+		return fmt.Errorf("build the serve cache of %s: %w", configsDir, err)
+	}
+	return snap.Close()
 }
 
 // GenerateImage implements `opm generate image DIR`: it builds, without a

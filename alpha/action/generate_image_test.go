@@ -11,8 +11,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 
 	"github.com/fastopm/fastopm/internal/imagetest"
-	"github.com/fastopm/fastopm/pkg/catalogimage"
+	"github.com/fastopm/fastopm/pkg/cache"
 	"github.com/fastopm/fastopm/pkg/image"
+	"github.com/fastopm/fastopm/pkg/version"
 )
 
 // stubCache stands in for the serve cache builder in these tests.
@@ -107,7 +108,6 @@ func TestGenerateImageErrors(t *testing.T) {
 		wantIs  error
 		wantErr string
 	}{
-		{name: "default cache builder", gen: GenerateImage{Dir: exampleCatalog, BaseImage: "scratch", Destination: host + "/x:v1"}, wantIs: catalogimage.ErrNoCacheBuilder},
 		{name: "missing base image", gen: GenerateImage{Dir: exampleCatalog, BaseImage: host + "/no/such:base", Destination: host + "/x:v1", Cache: stubCache}, wantErr: "base image"},
 		{name: "no destination", gen: GenerateImage{Dir: exampleCatalog, BaseImage: "scratch", Cache: stubCache}, wantErr: "destination is unset"},
 		{name: "bad destination", gen: GenerateImage{Dir: exampleCatalog, BaseImage: "scratch", Destination: "Not A Ref", Cache: stubCache}, wantErr: "parse image reference"},
@@ -130,5 +130,45 @@ func TestGenerateImageErrors(t *testing.T) {
 				t.Errorf("left %s behind", ents[0].Name())
 			}
 		})
+	}
+}
+
+// TestGenerateImageServeCache builds with the real serve cache builder: the
+// build is reproducible, and the cache in the image passes opm serve's
+// integrity check against the image's /configs.
+func TestGenerateImageServeCache(t *testing.T) {
+	t.Parallel()
+	host := imagetest.Registry(t)
+	gen := GenerateImage{Dir: exampleCatalog, BaseImage: "scratch", Destination: host + "/catalog:v1", ImageOptions: anonymous, TempDir: t.TempDir()}
+	first, err := gen.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen.Destination = host + "/catalog:v2"
+	second, err := gen.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first != second {
+		t.Fatalf("two builds with the serve cache have digests %s and %s", first, second)
+	}
+	img, err := image.Pull(context.Background(), host+"/catalog@"+first.String(), anonymous...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := t.TempDir()
+	if err := image.Unpack(context.Background(), img, dst); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := cache.OpenDir(filepath.Join(dst, "tmp", "cache"))
+	if err != nil {
+		t.Fatalf("open the image's serve cache: %v", err)
+	}
+	defer snap.Close()
+	if err := snap.Fingerprint.Check(context.Background(), os.DirFS(filepath.Join(dst, "configs")), snap.Path); err != nil {
+		t.Fatalf("the image's serve cache fails the integrity check: %v", err)
+	}
+	if snap.Producer != version.Version {
+		t.Errorf("cache built by %q, want %q", snap.Producer, version.Version)
 	}
 }

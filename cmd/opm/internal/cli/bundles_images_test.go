@@ -337,8 +337,6 @@ func TestGenerateImageCmd(t *testing.T) {
 		{name: "no base image", newCmd: newCmd, args: []string{catalog, "-t", host + "/a:v1"}, wantErr: `"base-image" not set`},
 		{name: "two destinations", newCmd: newCmd, args: []string{catalog, "-i", baseRef, "-t", host + "/a:v1", "--output", "oci-layout:" + layoutDir}, wantErr: "none of the others can be"},
 		{name: "bad platform", newCmd: newCmd, args: []string{catalog, "-i", baseRef, "-t", host + "/a:v1", "--platform", "linux/amd64/v1/x/y"}, wantErr: "invalid --platform"},
-		{name: "cache builder not available", newCmd: func(s Streams) *cobra.Command { return newGenerateImageCmd(s, g, nil) },
-			args: []string{catalog, "-i", "scratch", "-t", host + "/a:v1"}, wantErr: "serve cache builder is not available"},
 	}
 	for _, tt := range failures {
 		t.Run(tt.name, func(t *testing.T) {
