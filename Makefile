@@ -51,10 +51,19 @@ generate:
 check-generated: generate
 	@git diff --exit-code -- pkg/api || (echo "generated code in pkg/api is out of date: run make generate"; exit 1)
 
-## fuzz: a short run of every fuzz target
+## fuzz: a short run of every fuzz target (FUZZTIME each)
+FUZZTIME ?= 20s
+FUZZ_TARGETS := \
+	./pkg/canonjson:FuzzCanonicalize ./pkg/canonjson:FuzzFastYAML ./alpha/declcfg:FuzzLoad \
+	./alpha/property:FuzzChecker ./pkg/schema:FuzzCheck ./pkg/indexignore:FuzzMatch \
+	./pkg/imageref:FuzzValidate ./pkg/image:FuzzUnpack ./pkg/bundle:FuzzDecodeFirst \
+	./pkg/bundle:FuzzRender ./pkg/cache:FuzzDecodeIndex ./pkg/cache:FuzzDecodeRecord
 fuzz:
-	$(GO) test -run XXX -fuzz FuzzCanonicalize -fuzztime 30s ./pkg/canonjson
-	$(GO) test -run XXX -fuzz FuzzLoad -fuzztime 30s ./alpha/declcfg
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "== $$name ($$pkg)"; \
+		$(GO) test -run XXX -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	done
 
 ## bench-catalog: build the 123 MB and 491 MB benchmark catalogs from ../shared
 bench-catalog:
@@ -69,7 +78,11 @@ bench: build bench-catalog
 	@$(GO) run ./hack/benchcmd -n $(BENCH_RUNS) -name "validate certified-operators (52 MB YAML)" -- $(BIN)/opm validate $(SHARED)/catalogs/certified-operators-v4.16
 	@$(GO) run ./hack/benchcmd -n $(BENCH_RUNS) -name "render -o json certified-operators (52 MB YAML)" -- $(BIN)/opm render $(SHARED)/catalogs/certified-operators-v4.16 -o json
 	@$(GO) run ./hack/benchcmd -n 3 -name "validate bench-8 (491 MB)" -- $(BIN)/opm validate $(BENCH8_DIR)
-	OPM_BENCH_CATALOG=$(BENCH_DIR) $(GO) test -run XXX -bench . -benchtime 5x ./alpha/action ./alpha/declcfg ./pkg/schema
+	@$(GO) run ./hack/benchcmd -n 3 -name "render -o json bench-8 (491 MB)" -- $(BIN)/opm render $(BENCH8_DIR) -o json
+	$(GO) run ./hack/benchserve -opm $(BIN)/opm -catalog $(BENCH_DIR)
+	$(GO) run ./hack/benchserve -opm $(BIN)/opm -catalog $(BENCH8_DIR) -load 0
+	OPM_BENCH_CATALOG=$(BENCH_DIR) $(GO) test -run XXX -bench 'Large|YAMLCatalog|DecodeBundles' -benchtime 5x \
+		./alpha/action ./alpha/declcfg ./alpha/model ./pkg/schema
 
 clean:
 	rm -rf $(BIN)
