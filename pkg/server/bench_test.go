@@ -16,7 +16,7 @@ func benchClient(b *testing.B) (api.RegistryClient, []*api.Bundle) {
 	if dir == "" {
 		dir = "/tmp/bench-large"
 		if _, err := os.Stat(dir); err != nil {
-			dir = "testdata/catalogs/submariner-v4.14"
+			dir = "../../testdata/catalogs/submariner-v4.14"
 		}
 	}
 	c := api.NewRegistryClient(serveDir(b, dir))

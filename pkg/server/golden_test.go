@@ -27,7 +27,7 @@ import (
 // refused with upstream's validation message.
 func TestGolden(t *testing.T) {
 	t.Parallel()
-	entries, err := os.ReadDir("testdata/catalogs")
+	entries, err := os.ReadDir("../../testdata/catalogs")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,19 @@ func TestGolden(t *testing.T) {
 		name := e.Name()
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			checkGolden(t, filepath.Join("testdata/catalogs", name), filepath.Join("testdata/golden", name))
+			// Full answers where this package keeps them; otherwise the
+			// digests of the repository's goldens.
+			goldenDir := filepath.Join("testdata/golden", name)
+			if _, err := os.Stat(goldenDir); err != nil {
+				goldenDir = filepath.Join("../../testdata/golden", name)
+				if raceEnabled {
+					// Recording every answer of the larger catalogs takes
+					// minutes under the race detector; the plain test run
+					// covers them.
+					t.Skip("digest-only golden: checked without the race detector")
+				}
+			}
+			checkGolden(t, filepath.Join("../../testdata/catalogs", name), goldenDir)
 		})
 	}
 }

@@ -54,7 +54,7 @@ func TestServiceDescriptions(t *testing.T) {
 
 func TestErrorCodes(t *testing.T) {
 	t.Parallel()
-	c := api.NewRegistryClient(serveDir(t, "testdata/catalogs/fixture-olm-deprecations"))
+	c := api.NewRegistryClient(serveDir(t, "../../testdata/catalogs/fixture-olm-deprecations"))
 	ctx := t.Context()
 	for _, tc := range []struct {
 		name string
@@ -94,7 +94,7 @@ func TestErrorCodes(t *testing.T) {
 
 func TestHealth(t *testing.T) {
 	t.Parallel()
-	snap := snapshotOf(t, os.DirFS("testdata/catalogs/fixture-olm-deprecations"))
+	snap := snapshotOf(t, os.DirFS("../../testdata/catalogs/fixture-olm-deprecations"))
 	conn, srv := serve(t, snap, Options{})
 	hc := healthpb.NewHealthClient(conn)
 	ctx := t.Context()
@@ -134,7 +134,7 @@ func TestHealth(t *testing.T) {
 
 func TestReflection(t *testing.T) {
 	t.Parallel()
-	conn := serveDir(t, "testdata/catalogs/fixture-olm-deprecations")
+	conn := serveDir(t, "../../testdata/catalogs/fixture-olm-deprecations")
 	want := []string{"api.ExperimentalRegistry", "api.Registry", "grpc.health.v1.Health",
 		"grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection"}
 	t.Run("v1", func(t *testing.T) {
@@ -188,7 +188,7 @@ func TestReflection(t *testing.T) {
 
 func TestStreamsSorted(t *testing.T) {
 	t.Parallel()
-	c := api.NewRegistryClient(serveDir(t, "testdata/catalogs/submariner-v4.14"))
+	c := api.NewRegistryClient(serveDir(t, "../../testdata/catalogs/submariner-v4.14"))
 	bundles, err := recv(c.ListBundles(t.Context(), &api.ListBundlesRequest{}))
 	if err != nil {
 		t.Fatal(err)
@@ -335,7 +335,7 @@ func TestMessageSizeLimit(t *testing.T) {
 func TestCorruptAnswerIsDataLoss(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	snap, err := cache.BuildDir(t.Context(), os.DirFS("testdata/catalogs/fixture-olm-deprecations"), dir, "v")
+	snap, err := cache.BuildDir(t.Context(), os.DirFS("../../testdata/catalogs/fixture-olm-deprecations"), dir, "v")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,7 +362,7 @@ func TestCorruptAnswerIsDataLoss(t *testing.T) {
 // it re-encodes to the same bytes (field order and all).
 func TestWireMatchesUpstreamEncoding(t *testing.T) {
 	t.Parallel()
-	conn := serveDir(t, "testdata/catalogs/fixture-olm-deprecations")
+	conn := serveDir(t, "../../testdata/catalogs/fixture-olm-deprecations")
 	var raw rawBytes
 	err := conn.Invoke(t.Context(), "/api.Registry/GetBundleForChannel",
 		&api.GetBundleInChannelRequest{PkgName: "test-package", ChannelName: "stable"}, &raw, grpc.ForceCodecV2(rawCodec{}))
