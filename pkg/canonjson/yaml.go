@@ -91,6 +91,15 @@ func FromYAML(dst, doc []byte) ([]byte, error) {
 		// Upstream reads YAML line by line and ends every line with "\n".
 		doc = bytes.ReplaceAll(doc, []byte("\r\n"), []byte("\n"))
 	}
+	if out, err := appendFastYAML(dst, doc); err == nil {
+		return out, nil
+	}
+	return appendSlowYAML(dst, doc)
+}
+
+// appendSlowYAML converts doc with go-yaml, for everything the fast path
+// leaves alone.
+func appendSlowYAML(dst, doc []byte) ([]byte, error) {
 	var v any
 	if err := yaml.Unmarshal(doc, &v); err != nil {
 		return dst, err
