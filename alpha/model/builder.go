@@ -28,9 +28,6 @@ type Options struct {
 	// KeepObjects decodes every olm.bundle.object into Bundle.Objects (as
 	// JSON) and finds the bundle's CSV (Bundle.CsvJSON).
 	KeepObjects bool
-	// ReadRef is ignored: opm v1.73 reads only inline bundle object data.
-	// Deprecated: kept until its last caller is gone.
-	ReadRef func(name string) ([]byte, error)
 }
 
 // Builder makes a Model out of catalog blobs. AddBlob may be called from
@@ -123,7 +120,7 @@ func (bld *Builder) AddBlob(b *declcfg.Blob) {
 			fail(err)
 			return
 		}
-		data := bld.bundleData(&bd, b.Path)
+		data := bld.bundleData(&bd)
 		bld.mu.Lock()
 		bld.bundles = append(bld.bundles, rec[bundleData]{data, src, b.File, b.Index})
 		bld.mu.Unlock()
@@ -153,7 +150,7 @@ func (bld *Builder) keepProps(props []property.Property) []property.Property {
 // bundleData parses a bundle's properties with upstream's rules
 // (property.Parse) and checks its bundle objects the way upstream's loader
 // reads them: base64 data that decodes, holding YAML or JSON.
-func (bld *Builder) bundleData(b *declcfg.Bundle, file string) bundleData {
+func (bld *Builder) bundleData(b *declcfg.Bundle) bundleData {
 	d := bundleData{name: b.Name, pkg: b.Package, image: b.Image, relatedImages: b.RelatedImages}
 	d.properties = bld.keepProps(b.Properties)
 	d.relatedImages = slices.Clone(b.RelatedImages)

@@ -1,0 +1,104 @@
+package model
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestProblemsErrFormats(t *testing.T) {
+	load := Problem{Rule: RuleDuplicatePackage, Severity: SeverityError, Message: `duplicate package "a"`, Package: "a", load: true}
+	if err := (Problems{load}).Err(); err == nil || err.Error() != `duplicate package "a"` {
+		t.Fatalf("a lone load problem prints bare, like upstream: %v", err)
+	}
+	if err := (Problems{{Severity: SeverityWarning, Message: "w"}}).Err(); err != nil {
+		t.Fatalf("warnings are not errors: %v", err)
+	}
+	ps := Problems{
+		load,
+		{Rule: RuleDefaultChannel, Severity: SeverityError, Message: "default channel must be set", Package: "p"},
+		{Rule: RuleChannelHead, Severity: SeverityError, Message: "multiple channel heads found in graph: x, y", Package: "p", Channel: "c", channelNode: true},
+		{Rule: RuleSkips, Severity: SeverityError, Message: "skip[0] is empty", Package: "p", Channel: "c", Bundle: "b", bundleNode: true},
+		{Rule: RuleSkipRange, Severity: SeverityError, Message: "invalid skipRange \"x\"", Package: "p", Channel: "d", Bundle: "e", bundleNode: true},
+		{Rule: RuleDuplicateVersion, Severity: SeverityError, Message: "duplicate versions", Package: "q"},
+		{Rule: RuleSchema, Severity: SeverityWarning, Message: "ignored warning", Package: "q"},
+	}
+	want := `invalid index:
+├── duplicate package "a"
+├── invalid package "p":
+│   ├── default channel must be set
+│   ├── invalid channel "c":
+│   │   ├── multiple channel heads found in graph: x, y
+│   │   └── invalid bundle "b":
+│   │       └── skip[0] is empty
+│   └── invalid channel "d":
+│       └── invalid bundle "e":
+│           └── invalid skipRange "x"
+└── invalid package "q":
+    └── duplicate versions`
+	err := ps.Err()
+	if err == nil || err.Error() != want {
+		t.Fatalf("got:\n%v\nwant:\n%s", err, want)
+	}
+	var pe *ProblemError
+	if !errors.As(err, &pe) || pe.Problem.Rule != RuleDuplicatePackage {
+		t.Fatalf("errors.As does not reach the problems: %v", pe)
+	}
+	var n int
+	var walk func(error)
+	walk = func(e error) {
+		if p, ok := e.(*ProblemError); ok {
+			n++
+			if strings.Contains(p.Problem.Message, "ignored") {
+				t.Error("a warning is in the error tree")
+			}
+		}
+		if u, ok := e.(interface{ Unwrap() []error }); ok {
+			for _, c := range u.Unwrap() {
+				walk(c)
+			}
+		}
+	}
+	walk(err)
+	if n != 6 {
+		t.Fatalf("the tree unwraps to %d problems, want 6", n)
+	}
+	if got := len(ps.Errors()); got != 6 {
+		t.Fatalf("Errors() = %d", got)
+	}
+	if got := len(ps.Warnings()); got != 1 {
+		t.Fatalf("Warnings() = %d", got)
+	}
+}
+
+func TestHeadAndReplacesChain(t *testing.T) {
+	ch := &Channel{Name: "c", Bundles: map[string]*Bundle{}}
+	add := func(name, replaces string, skips ...string) {
+		ch.Bundles[name] = &Bundle{Name: name, Replaces: replaces, Skips: skips, Channel: ch}
+	}
+	add("a", "")
+	add("b", "a")
+	add("c", "b", "x")
+	if h, err := ch.Head(); err != nil || h.Name != "c" {
+		t.Fatalf("head %v %v", h, err)
+	}
+	if rule, err := replacesChain(ch); err != nil {
+		t.Fatalf("%s: %v", rule, err)
+	}
+	add("d", "") // nobody replaces d: a second head
+	if _, err := ch.Head(); err == nil || err.Error() != "multiple channel heads found in graph: c, d" {
+		t.Fatalf("got %v", err)
+	}
+	delete(ch.Bundles, "d")
+	add("e", "")
+	add("c", "b", "e") // c skips e: e is not stranded
+	if rule, err := replacesChain(ch); err != nil {
+		t.Fatalf("%s: %v", rule, err)
+	}
+	add("f", "")
+	add("c", "b", "e", "f")
+	add("g", "") // g is neither reachable nor skipped, and is a head
+	if _, err := replacesChain(ch); err == nil {
+		t.Fatal("want a head error")
+	}
+}
