@@ -134,41 +134,48 @@ func TestGenerateImageErrors(t *testing.T) {
 }
 
 // TestGenerateImageServeCache builds with the real serve cache builder: the
-// build is reproducible, and the cache in the image passes opm serve's
-// integrity check against the image's /configs.
+// build is reproducible (the same digest twice, also for a catalog of many
+// files, which the cache builder loads in parallel), and the cache in the
+// image passes opm serve's integrity check against the image's /configs.
 func TestGenerateImageServeCache(t *testing.T) {
 	t.Parallel()
 	host := imagetest.Registry(t)
-	gen := GenerateImage{Dir: exampleCatalog, BaseImage: "scratch", Destination: host + "/catalog:v1", ImageOptions: anonymous, TempDir: t.TempDir()}
-	first, err := gen.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	gen.Destination = host + "/catalog:v2"
-	second, err := gen.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if first != second {
-		t.Fatalf("two builds with the serve cache have digests %s and %s", first, second)
-	}
-	img, err := image.Pull(context.Background(), host+"/catalog@"+first.String(), anonymous...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dst := t.TempDir()
-	if err := image.Unpack(context.Background(), img, dst); err != nil {
-		t.Fatal(err)
-	}
-	snap, err := cache.OpenDir(filepath.Join(dst, "tmp", "cache"))
-	if err != nil {
-		t.Fatalf("open the image's serve cache: %v", err)
-	}
-	defer snap.Close()
-	if err := snap.Fingerprint.Check(context.Background(), os.DirFS(filepath.Join(dst, "configs")), snap.Path); err != nil {
-		t.Fatalf("the image's serve cache fails the integrity check: %v", err)
-	}
-	if snap.Producer != version.Version {
-		t.Errorf("cache built by %q, want %q", snap.Producer, version.Version)
+	for _, catalog := range []string{exampleCatalog, "../../testdata/catalogs/submariner-v4.14"} {
+		t.Run(filepath.Base(catalog), func(t *testing.T) {
+			t.Parallel()
+			repo := host + "/" + filepath.Base(catalog)
+			gen := GenerateImage{Dir: catalog, BaseImage: "scratch", Destination: repo + ":v1", ImageOptions: anonymous, TempDir: t.TempDir()}
+			first, err := gen.Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			gen.Destination = repo + ":v2"
+			second, err := gen.Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first != second {
+				t.Fatalf("two builds with the serve cache have digests %s and %s", first, second)
+			}
+			img, err := image.Pull(context.Background(), repo+"@"+first.String(), anonymous...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dst := t.TempDir()
+			if err := image.Unpack(context.Background(), img, dst); err != nil {
+				t.Fatal(err)
+			}
+			snap, err := cache.OpenDir(filepath.Join(dst, "tmp", "cache"))
+			if err != nil {
+				t.Fatalf("open the image's serve cache: %v", err)
+			}
+			defer snap.Close()
+			if err := snap.Fingerprint.Check(context.Background(), os.DirFS(filepath.Join(dst, "configs")), snap.Path); err != nil {
+				t.Fatalf("the image's serve cache fails the integrity check: %v", err)
+			}
+			if snap.Producer != version.Version {
+				t.Errorf("cache built by %q, want %q", snap.Producer, version.Version)
+			}
+		})
 	}
 }

@@ -8,7 +8,7 @@ import (
 
 // benchCatalog is the catalog of the benchmarks: $OPM_BENCH_CATALOG, or
 // the large benchmark catalog at /tmp/bench-large, or else a small real
-// catalog of pkg/server's testdata.
+// catalog of the repository's testdata.
 func benchCatalog(b *testing.B) string {
 	if dir := os.Getenv("OPM_BENCH_CATALOG"); dir != "" {
 		return dir
@@ -16,7 +16,7 @@ func benchCatalog(b *testing.B) string {
 	if _, err := os.Stat("/tmp/bench-large"); err == nil {
 		return "/tmp/bench-large"
 	}
-	return "../server/testdata/catalogs/submariner-v4.14"
+	return "../../testdata/catalogs/submariner-v4.14"
 }
 
 // BenchmarkBuild is the cold start: one pass over the catalog that

@@ -60,6 +60,12 @@ func Build(ctx context.Context, fsys fs.FS, tmpDir string) (snap *Snapshot, inMe
 // atomically: a concurrent reader sees the old cache or the new one. The
 // files are readable by every user, as a catalog image's cache must be
 // (it is built as root and served as another user).
+//
+// The cache file is reproducible: the same catalog built by the same opm
+// (producer) gives the same bytes, whatever the scheduling of the parallel
+// load. The load stores the answers, in the order its workers produce
+// them, in an unlinked scratch file in dir; Writer.Finish then moves them
+// into the cache file in the index's order.
 func BuildDir(ctx context.Context, fsys fs.FS, dir, producer string) (*Snapshot, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create cache directory: %w", err)
@@ -76,6 +82,15 @@ func BuildDir(ctx context.Context, fsys fs.FS, dir, producer string) (*Snapshot,
 			os.Remove(tmp)
 		}
 	}()
+	// The scratch file is next to the cache, on the same file system, so
+	// that the final copy can stay in the kernel; unlinked at once, it
+	// disappears with the process whatever happens.
+	scratch, err := os.CreateTemp(dir, tempPrefix+"*")
+	if err != nil {
+		return nil, fmt.Errorf("create cache file: %w", err)
+	}
+	_ = os.Remove(scratch.Name())
+	defer scratch.Close()
 	// The fingerprint is taken first: if the catalog changes during the
 	// build, the cache is stale at the next start rather than wrong.
 	fp, err := ComputeFingerprint(ctx, fsys)
@@ -83,7 +98,7 @@ func BuildDir(ctx context.Context, fsys fs.FS, dir, producer string) (*Snapshot,
 		return nil, err
 	}
 	defer limitLoadMemory(fp.Files)()
-	w, err := NewWriter(f)
+	w, err := NewWriter(scratch)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +106,8 @@ func BuildDir(ctx context.Context, fsys fs.FS, dir, producer string) (*Snapshot,
 	if err != nil {
 		return nil, err
 	}
-	if err := w.Finish(x, fp, producer); err != nil {
+	snap, err := w.Finish(ctx, f, x, fp, producer)
+	if err != nil {
 		return nil, err
 	}
 	if err := f.Chmod(0o644); err != nil {
@@ -102,12 +118,7 @@ func BuildDir(ctx context.Context, fsys fs.FS, dir, producer string) (*Snapshot,
 		return nil, fmt.Errorf("install cache: %w", err)
 	}
 	done = true
-	snap, err := w.Snapshot(x)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	snap.Fingerprint, snap.Producer, snap.Path = fp, producer, final
+	snap.Path = final
 	return snap, nil
 }
 

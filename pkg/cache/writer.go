@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -20,8 +21,10 @@ import (
 //
 //	header   16 bytes: magic "FASTOPM\x00", format version (uint32 LE),
 //	         4 reserved bytes
-//	bodies   bundle records and custom-blob records, in the order they
-//	         were produced (located by the index)
+//	bodies   bundle records and custom-blob records (located by the
+//	         index). In a saved cache (Finish) they are in the index's
+//	         order, so the file is reproducible; in the unsaved cache of a
+//	         cold start (Snapshot), in the order they were produced.
 //	index    the serialized registry.Index and catalog fingerprint
 //	trailer  32 bytes: index offset and length (uint64 LE), CRC-32C of the
 //	         index, format version (uint32 LE), magic "FOPMIDX\x00"
@@ -46,10 +49,9 @@ const FormatVersion = 1
 type Writer struct {
 	f storage
 
-	mu        sync.Mutex
-	size      int64
-	bodiesEnd int64 // set by Finish
-	err       error
+	mu   sync.Mutex
+	size int64
+	err  error
 }
 
 var bufPool = sync.Pool{New: func() any { return new([]byte) }}
@@ -62,8 +64,9 @@ type storage interface {
 	io.Closer
 }
 
-// NewWriter starts a cache file in f, which must be empty and open for
-// reading and writing.
+// NewWriter stores answers in f, which must be empty and open for reading
+// and writing: as a cache of its own (Snapshot), or as the scratch space
+// of a cache file that Finish writes elsewhere.
 func NewWriter(f *os.File) (*Writer, error) { return newWriter(f) }
 
 func newWriter(f storage) (*Writer, error) {
@@ -139,27 +142,119 @@ func (w *Writer) PutMeta(blob []byte) (registry.BodyRef, error) {
 	return registry.BodyRef{Off: uint64(off), Len: uint32(len(rec))}, nil
 }
 
-// Finish appends the index and the trailer, completing the cache file.
-func (w *Writer) Finish(x *registry.Index, fp Fingerprint, producer string) error {
+// Finish writes the complete cache file into dst, which must be empty and
+// open for reading and writing: the header; the records x refers to, in
+// x's order (bundles by package and name, then custom blobs by schema,
+// package, name and content); the index, with fp and producer; the
+// trailer. The records are moved from w's storage as they are (on Linux
+// by copy_file_range, without passing through memory), not encoded again,
+// and x's body references are rewritten to their places in dst. Records x
+// does not refer to (duplicate custom blobs) are left out.
+//
+// The answers reach w in whatever order the parallel load produces them;
+// the file written here depends only on the catalog, fp and producer, so
+// two builds of the same catalog by the same opm are byte for byte equal.
+//
+// The Snapshot returned owns dst and serves x. w is done: its storage is
+// not used by the Snapshot and may be closed.
+func (w *Writer) Finish(ctx context.Context, dst *os.File, x *registry.Index, fp Fingerprint, producer string) (*Snapshot, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil {
-		return w.err
+		return nil, w.err
 	}
+	// Plan the moves, coalescing records that are already adjacent in w.
+	type move struct{ from, n int64 }
+	var moves []move
+	end := int64(headerSize)
+	var bad error
+	eachBody(x, func(name string, r *registry.BodyRef) {
+		if bad != nil {
+			return
+		}
+		if r.Off < headerSize || r.Off+uint64(r.Len) > uint64(w.size) {
+			bad = fmt.Errorf("write cache: %s: stored answer out of range", name)
+			return
+		}
+		if k := len(moves) - 1; k >= 0 && moves[k].from+moves[k].n == int64(r.Off) {
+			moves[k].n += int64(r.Len)
+		} else {
+			moves = append(moves, move{int64(r.Off), int64(r.Len)})
+		}
+		end += int64(r.Len)
+	})
+	if bad != nil {
+		return nil, bad
+	}
+
+	var h [headerSize]byte
+	copy(h[:], headerMagic)
+	binary.LittleEndian.PutUint32(h[8:], FormatVersion)
+	if _, err := dst.WriteAt(h[:], 0); err != nil {
+		return nil, fmt.Errorf("write cache header: %w", err)
+	}
+	if _, err := dst.Seek(headerSize, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("write cache: %w", err)
+	}
+	for i, m := range moves {
+		if i%256 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if err := copyRange(dst, w.f, m.from, m.n); err != nil {
+			return nil, fmt.Errorf("write cache: %w", err)
+		}
+	}
+	if pos, err := dst.Seek(0, io.SeekCurrent); err != nil || pos != end {
+		return nil, fmt.Errorf("write cache: bodies end at %d, want %d (%v)", pos, end, err)
+	}
+
+	at := uint64(headerSize)
+	eachBody(x, func(_ string, r *registry.BodyRef) {
+		r.Off = at
+		at += uint64(r.Len)
+	})
 	idx := encodeIndex(x, fp, producer)
 	var t [trailerSize]byte
-	binary.LittleEndian.PutUint64(t[0:], uint64(w.size))
+	binary.LittleEndian.PutUint64(t[0:], uint64(end))
 	binary.LittleEndian.PutUint64(t[8:], uint64(len(idx)))
 	binary.LittleEndian.PutUint32(t[16:], crc32.Checksum(idx, castagnoli))
 	binary.LittleEndian.PutUint32(t[20:], FormatVersion)
 	copy(t[24:], trailerMagic)
-	if _, err := w.f.WriteAt(append(idx, t[:]...), w.size); err != nil {
-		w.err = fmt.Errorf("write cache index: %w", err)
-		return w.err
+	if _, err := dst.WriteAt(append(idx, t[:]...), end); err != nil {
+		return nil, fmt.Errorf("write cache index: %w", err)
 	}
-	w.bodiesEnd = w.size
-	w.size += int64(len(idx)) + trailerSize
-	return nil
+	return &Snapshot{Index: x, Fingerprint: fp, Producer: producer, f: dst, bodiesEnd: end}, nil
+}
+
+// eachBody calls fn with every body reference of x, in the order of the
+// records of a cache file: bundles, then custom blobs.
+func eachBody(x *registry.Index, fn func(name string, r *registry.BodyRef)) {
+	for i := range x.Bundles {
+		fn(x.Bundles[i].Name, &x.Bundles[i].Body)
+	}
+	for i := range x.Metas {
+		fn(x.Metas[i].Name, &x.Metas[i].Body)
+	}
+}
+
+// copyRange appends n bytes of src, from offset from, to dst at dst's
+// current offset. From one file to another, (*os.File).ReadFrom copies in
+// the kernel (copy_file_range) when it can.
+func copyRange(dst *os.File, src storage, from, n int64) error {
+	var r io.Reader
+	if f, ok := src.(*os.File); ok {
+		if _, err := f.Seek(from, io.SeekStart); err != nil {
+			return err
+		}
+		r = &io.LimitedReader{R: f, N: n}
+	} else {
+		r = io.NewSectionReader(src, from, n)
+	}
+	m, err := dst.ReadFrom(r)
+	if err == nil && m != n {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
 }
 
 // Snapshot serves the answers this Writer stored, with the Index x built
@@ -170,11 +265,7 @@ func (w *Writer) Snapshot(x *registry.Index) (*Snapshot, error) {
 	if w.err != nil {
 		return nil, w.err
 	}
-	end := w.size
-	if w.bodiesEnd > 0 {
-		end = w.bodiesEnd
-	}
-	return &Snapshot{Index: x, f: w.f, bodiesEnd: end}, nil
+	return &Snapshot{Index: x, f: w.f, bodiesEnd: w.size}, nil
 }
 
 // Size is the number of bytes written so far.

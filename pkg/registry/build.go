@@ -36,8 +36,16 @@ type Builder struct {
 	pkgs     map[string]*pkgInfo
 	bundles  map[bundleKey]*bundleRec
 	deferred []deferredBundle
-	metas    []Meta
+	metas    []metaRec
 	errs     []error
+}
+
+// metaRec is a custom blob with its place in the catalog (file and blob
+// index in walk order), which decides between identical duplicates
+// independently of the order the parallel walk produced them in.
+type metaRec struct {
+	Meta
+	file, index int
 }
 
 type bundleKey struct{ pkg, name string }
@@ -91,7 +99,7 @@ func (bld *Builder) AddBlob(b *declcfg.Blob) error {
 		}
 		h := fnv.New64a()
 		h.Write(b.Blob)
-		m := Meta{Schema: b.Schema, Package: b.Package, Name: b.Name, Hash: h.Sum64(), Body: ref}
+		m := metaRec{Meta{Schema: b.Schema, Package: b.Package, Name: b.Name, Hash: h.Sum64(), Body: ref}, b.File, b.Index}
 		bld.mu.Lock()
 		bld.metas = append(bld.metas, m)
 		bld.mu.Unlock()
@@ -266,15 +274,25 @@ func deprecation(d *model.Deprecation) *Deprecation {
 }
 
 // sortMetas orders custom blobs and drops identical duplicates under the
-// same schema and package, as upstream's content-addressed store does.
-func sortMetas(ms []Meta) []Meta {
-	slices.SortFunc(ms, func(a, b Meta) int {
+// same schema and package, as upstream's content-addressed store does. Of
+// duplicates the first in catalog order is kept, so the result does not
+// depend on the order the blobs were stored in.
+func sortMetas(ms []metaRec) []Meta {
+	slices.SortFunc(ms, func(a, b metaRec) int {
 		return cmp.Or(cmp.Compare(a.Schema, b.Schema), cmp.Compare(a.Package, b.Package),
-			cmp.Compare(a.Name, b.Name), cmp.Compare(a.Hash, b.Hash), cmp.Compare(a.Body.Off, b.Body.Off))
+			cmp.Compare(a.Name, b.Name), cmp.Compare(a.Hash, b.Hash), cmp.Compare(a.file, b.file), cmp.Compare(a.index, b.index))
 	})
-	return slices.CompactFunc(ms, func(a, b Meta) bool {
+	ms = slices.CompactFunc(ms, func(a, b metaRec) bool {
 		return a.Schema == b.Schema && a.Package == b.Package && a.Name == b.Name && a.Hash == b.Hash
 	})
+	if len(ms) == 0 {
+		return nil
+	}
+	out := make([]Meta, len(ms))
+	for i := range ms {
+		out[i] = ms[i].Meta
+	}
+	return out
 }
 
 // Load reads the catalog at fsys in one pass and builds its Index, storing
