@@ -305,17 +305,35 @@ func (r *Reader) Next() bool {
 }
 
 // AppendTypeShape appends the type shape of the canonical value val: val
-// with every string value emptied (object keys kept), numbers and literals
-// kept, and repeated element shapes of an array kept once. Whether
-// encoding/json can decode a value into a Go type that has no
-// content-sensitive string fields (no []byte, time or custom decoders)
-// depends only on this shape, so verdicts can be remembered by it.
-func AppendTypeShape(dst, val []byte) []byte {
+// with every string value emptied, numbers and literals kept, and repeated
+// element shapes of an array kept once. Object keys are kept when known
+// reports true (nil keeps them all); the others become "~", and repeated
+// ~ members with the same value shape are kept once.
+//
+// Whether encoding/json can decode a value into a Go type with no
+// content-sensitive strings (no []byte, times or custom decoders) depends
+// only on this shape, provided known reports true for every key that
+// matches a field name of the type (unknown keys are skipped in structs,
+// and in maps only their values' shapes matter). So verdicts can be
+// remembered by shape.
+func AppendTypeShape(dst, val []byte, known func(key []byte) bool) []byte {
 	r := Reader{data: val}
-	return r.appendShape(dst, 0)
+	return r.appendShape(dst, 0, known)
 }
 
-func (r *Reader) appendShape(dst []byte, depth int) []byte {
+type span struct{ start, end int }
+
+// dupOf reports whether dst[sp] equals one of the earlier spans.
+func dupOf(dst []byte, earlier []span, sp span) bool {
+	for _, e := range earlier {
+		if e.end-e.start == sp.end-sp.start && bytes.Equal(dst[e.start:e.end], dst[sp.start:sp.end]) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Reader) appendShape(dst []byte, depth int, known func([]byte) bool) []byte {
 	if depth > MaxDepth {
 		return append(dst, '!')
 	}
@@ -327,46 +345,53 @@ func (r *Reader) appendShape(dst []byte, depth int) []byte {
 		r.Object()
 		dst = append(dst, '{')
 		first := true
+		var unknown []span // value shapes of the ~ members written so far
 		for {
 			key, ok := r.Key()
 			if !ok {
 				break
 			}
+			mark := len(dst)
 			if !first {
 				dst = append(dst, ',')
 			}
+			if known == nil || known(key) {
+				dst = append(dst, '"')
+				dst = append(dst, key...)
+				dst = append(dst, '"', ':')
+				dst = r.appendShape(dst, depth+1, known)
+				first = false
+				continue
+			}
+			dst = append(dst, `"~":`...)
+			sp := span{start: len(dst)}
+			dst = r.appendShape(dst, depth+1, known)
+			sp.end = len(dst)
+			if dupOf(dst, unknown, sp) {
+				dst = dst[:mark]
+				continue
+			}
+			unknown = append(unknown, sp)
 			first = false
-			dst = append(dst, '"')
-			dst = append(dst, key...)
-			dst = append(dst, '"', ':')
-			dst = r.appendShape(dst, depth+1)
 		}
 		return append(dst, '}')
 	case '[':
 		r.Array()
-		start := len(dst)
 		dst = append(dst, '[')
-		var seen []string
+		var seen []span
 		for r.Next() {
-			elemStart := len(dst)
-			dst = r.appendShape(dst, depth+1)
-			elem := string(dst[elemStart:])
-			dup := false
-			for _, s := range seen {
-				if s == elem {
-					dup = true
-					break
-				}
+			mark := len(dst)
+			if len(seen) > 0 {
+				dst = append(dst, ',')
 			}
-			if dup {
-				dst = dst[:elemStart]
+			sp := span{start: len(dst)}
+			dst = r.appendShape(dst, depth+1, known)
+			sp.end = len(dst)
+			if dupOf(dst, seen, sp) {
+				dst = dst[:mark]
 				continue
 			}
-			seen = append(seen, elem)
-			dst = append(dst, ',')
-		}
-		if len(dst) > start+1 {
-			dst = dst[:len(dst)-1]
+			seen = append(seen, sp)
 		}
 		return append(dst, ']')
 	case 0:
