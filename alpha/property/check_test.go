@@ -64,7 +64,7 @@ func asParseError(err error, pe *ParseError) bool {
 
 func TestAppendTypeShape(t *testing.T) {
 	cases := map[string]string{
-		`{"a":"long string","b":[1,2,"x","y",{"c":"d"},{"c":"e"}],"n":null}`:  `{"~":"","~":[1,2,"",{"~":""}],"~":null}`,
+		`{"a":"long string","b":[1,2,"x","y",{"c":"d"},{"c":"e"}],"n":null}`:      `{"~":"","~":[1,2,"",{"~":""}],"~":null}`,
 		`{"annotations":{"x":"1","y":"2","z":3},"keywords":["a","b"],"kind":"X"}`: `{"annotations":{"~":"","~":3},"keywords":[""],"kind":""}`,
 		`[]`:      `[]`,
 		`"x"`:     `""`,
