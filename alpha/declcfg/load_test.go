@@ -227,3 +227,31 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+// Real catalogs have single lines of several megabytes (a CSV embedded in
+// an olm.bundle.object, a base64 icon); no line-length limit may apply, in
+// JSON or YAML, and positions after such a line stay right.
+func TestWalkLongLines(t *testing.T) {
+	long := strings.Repeat("QUJD", 3<<20/4) // 3 MiB of base64
+	fsys := fstest.MapFS{
+		"a.json": {Data: []byte(`{"schema":"olm.package","name":"a","icon":{"base64data":"` + long + `"}}` + "\n" + `{"schema":"x","name":"after"}` + "\n")},
+		"b.yaml": {Data: []byte("schema: olm.package\nname: b\nicon:\n  base64data: " + long + "\n---\nschema: x\nname: after\n")},
+	}
+	got, err := collectBlobs(t, fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 4 {
+		t.Fatalf("got %d blobs, want 4", len(got))
+	}
+	for i, want := range []string{"a.json:1:1 olm.package//a ", "a.json:2:1 x//after ", "b.yaml:1:1 olm.package//b ", "b.yaml:6:1 x//after "} {
+		if !strings.HasPrefix(got[i], want) {
+			t.Errorf("blob %d: got %.80s, want prefix %q", i, got[i], want)
+		}
+	}
+	for _, i := range []int{0, 2} {
+		if !strings.Contains(got[i], `"base64data":"`+long+`"`) {
+			t.Errorf("blob %d lost its long value", i)
+		}
+	}
+}
