@@ -142,7 +142,11 @@ func TestValidateBadFiles(t *testing.T) {
 		{"binary", "schema: x\x00\x01\x02", "parse", "bin.yaml:1:10: not a catalog file: binary data (byte 0x00)"},
 		{"invalid utf-8", "schema: olm.package\nname: \xff\xfe\n", "parse", "bin.yaml:2:7: not a catalog file: binary data (byte 0xff)"},
 		{"json then garbage", "{\"schema\":\"x\"}\n]", "parse", "bin.yaml:2:1: invalid JSON: invalid character ']' looking for beginning of value"},
-		{"number overflow", "{\"schema\":\"x\",\"n\":1e999}", "parse", "bin.yaml:1:19: invalid JSON: json: cannot unmarshal number 1e999"},
+		{"number overflow", "{\"schema\":\"a\"}\n{\"schema\":\"b\"}\n{\"schema\":\"x\",\"n\":1e999}", "parse", "bin.yaml:3:19: invalid JSON: json: cannot unmarshal number 1e999"},
+		{"yaml after two json values", "{\"schema\":\"a\"}\n{\"schema\":\"b\"}\n{\"schema\": \"c\",}", "parse", "bin.yaml:3:16: invalid JSON: invalid character '}' looking for beginning of object key string"},
+		{"empty document after a separator", "schema: a\n---\n---\n", "parse", "bin.yaml:3: empty YAML document"},
+		{"separator then end", "---", "parse", "bin.yaml:1: empty YAML document"},
+		{"comment before the first separator", "# c\n---\nschema: a", "parse", "bin.yaml:1: empty YAML document"},
 		{"yaml inf", "schema: x\nn: .inf\n", "parse", "bin.yaml:1: invalid YAML: json: unsupported value: +Inf"},
 		{"yaml null key", "schema: x\n~: 1\n", "parse", "bin.yaml:1: invalid YAML: unsupported map key"},
 	}

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/text/cases"
@@ -291,8 +292,16 @@ func (p *parser) parseFile(root fs.FS, name string, fileIdx int, fn WalkFunc) (E
 	}
 	p.blob.Index = 0
 
+	// Upstream's decoder (apimachinery's YAMLOrJSONDecoder) reads a file
+	// that starts with '{' as a JSON stream. When a value does not parse
+	// and at most one has, the stream is still ambiguous: it reads the rest
+	// as YAML from the end of the last good value (after the whitespace up
+	// to the first newline), and if the first YAML document fails too, the
+	// JSON error is the one reported.
+	yamlFrom := 0
+	var jsonErr *Error
 	if canonjson.IsJSONStream(src) {
-		pos := 0
+		pos, count := 0, 0
 		for {
 			canon, start, end, err := p.canon.Value(src, pos)
 			if err != nil {
@@ -302,12 +311,17 @@ func (p *parser) parseFile(root fs.FS, name string, fileIdx int, fn WalkFunc) (E
 					off = se.Offset
 				}
 				line, col := lc.at(off)
-				errs = append(errs, &Error{Path: name, Line: line, Col: col, Err: fmt.Errorf("invalid JSON: %w", err)})
-				return errs, nil
+				jsonErr = &Error{Path: name, Line: line, Col: col, Err: fmt.Errorf("invalid JSON: %w", err)}
+				if count > 1 {
+					return append(errs, jsonErr), nil
+				}
+				yamlFrom = skipSpaceLine(src, pos)
+				break
 			}
 			if canon == nil {
 				return errs, nil
 			}
+			count++
 			line, col := lc.at(start)
 			verbatim := end-start == len(canon) && len(canon) > 0 && &canon[0] == &src[start]
 			if err := emit(start, verbatim, canon, line, col); err != nil {
@@ -316,26 +330,41 @@ func (p *parser) parseFile(root fs.FS, name string, fileIdx int, fn WalkFunc) (E
 			pos = end
 		}
 	}
+	rest := src[yamlFrom:]
+	baseLine, _ := lc.at(yamlFrom)
 
-	if bad := firstBinary(src); bad >= 0 {
-		line, col := lc.at(bad)
-		return append(errs, &Error{Path: name, Line: line, Col: col, Err: fmt.Errorf("%w: binary data (byte 0x%02x) in a file that is neither JSON nor YAML text"+notCatalogHint, ErrNotCatalog, src[bad])}), nil
+	if bad := firstBinary(rest); bad >= 0 {
+		if jsonErr != nil {
+			return append(errs, jsonErr), nil
+		}
+		line, col := lc.at(yamlFrom + bad)
+		return append(errs, &Error{Path: name, Line: line, Col: col, Err: fmt.Errorf("%w: binary data (byte 0x%02x) in a file that is neither JSON nor YAML text"+notCatalogHint, ErrNotCatalog, src[yamlFrom+bad])}), nil
+	}
+	first := true
+	// fail records the error of a YAML document; the first one after a
+	// JSON error stands for it.
+	fail := func(e *Error) {
+		if first && jsonErr != nil {
+			e = jsonErr
+		}
+		errs = append(errs, e)
 	}
 	var fnErr error
-	splitErr := canonjson.SplitYAML(src, func(doc canonjson.YAMLDoc) error {
-		off := doc.Offset
-		line, col := doc.Line, 1
+	splitErr := canonjson.SplitYAML(rest, func(doc canonjson.YAMLDoc) error {
+		doc.Line += baseLine - 1
+		doc.Offset += yamlFrom
+		defer func() { first = false }()
 		if isBlank(doc.Data) {
-			errs = append(errs, &Error{Path: name, Line: line, Err: errors.New("empty YAML document (only blank lines or comments between separators): every document must be an object with a schema")})
+			errs = append(errs, &Error{Path: name, Line: doc.Line, Err: errors.New("empty YAML document (only blank lines or comments between separators): every document must be an object with a schema")})
 			return nil
 		}
 		var err error
 		p.yaml, err = canonjson.FromYAML(p.yaml[:0], doc.Data)
 		if err != nil {
-			errs = append(errs, yamlError(name, doc, err))
+			fail(yamlError(name, doc, err))
 			return nil
 		}
-		if err := emit(off, false, p.yaml, line, col); err != nil {
+		if err := emit(doc.Offset, false, p.yaml, doc.Line, 1); err != nil {
 			fnErr = err
 			return err
 		}
@@ -348,11 +377,27 @@ func (p *parser) parseFile(root fs.FS, name string, fileIdx int, fn WalkFunc) (E
 		var le *canonjson.LineError
 		e := &Error{Path: name, Err: splitErr}
 		if errors.As(splitErr, &le) {
-			e.Line, e.Err = le.Line, le.Err
+			e.Line, e.Err = le.Line+baseLine-1, le.Err
 		}
-		errs = append(errs, e)
+		fail(e)
 	}
 	return errs, nil
+}
+
+// skipSpaceLine returns the offset after the white space at src[pos:], up
+// to and including the first newline.
+func skipSpaceLine(src []byte, pos int) int {
+	for pos < len(src) {
+		r, size := utf8.DecodeRune(src[pos:])
+		if !unicode.IsSpace(r) {
+			break
+		}
+		pos += size
+		if r == '\n' {
+			break
+		}
+	}
+	return pos
 }
 
 func isBlank(doc []byte) bool {

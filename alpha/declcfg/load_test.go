@@ -255,3 +255,41 @@ func TestWalkLongLines(t *testing.T) {
 		}
 	}
 }
+
+// A file that starts with '{' but is not a JSON stream is read as YAML when
+// at most one JSON value parsed before the error, as upstream's
+// YAMLOrJSONDecoder does; the verdicts below were checked against opm v1.73.
+func TestWalkJSONFallsBackToYAML(t *testing.T) {
+	for _, tc := range []struct {
+		name, src string
+		want      []string // schemas of the blobs, in order
+		err       string
+	}{
+		{"flow mapping", "{schema: a, package: p}", []string{"a"}, ""},
+		{"single quotes", "{'schema': 'a'}", []string{"a"}, ""},
+		{"trailing comma", `{"schema": "a",}`, []string{"a"}, ""},
+		{"multi-line flow", "{\n  schema: a,\n  package: p\n}\n", []string{"a"}, ""},
+		{"one JSON value then YAML", "{\"schema\":\"a\"}\n{\"schema\": \"b\",}\n", []string{"a", "b"}, ""},
+		{"same line", `{"schema":"a"} {"schema": "b",}`, []string{"a", "b"}, ""},
+		{"NaN is a string in YAML", `{"n": NaN, "schema": "a"}`, []string{"a"}, ""},
+		{"two JSON values decide", "{\"schema\":\"a\"}\n{\"schema\":\"b\"}\n{\"schema\": \"c\",}", []string{"a", "b"}, "x.json:3:16: invalid JSON: invalid character '}'"},
+		{"YAML fails too: the JSON error", "{\"schema\":\"a\",}\n---x\n", nil, "x.json:1:15: invalid JSON: invalid character '}'"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := collectBlobs(t, fstest.MapFS{"x.json": {Data: []byte(tc.src)}})
+			var schemas []string
+			for _, l := range got {
+				schemas = append(schemas, strings.Split(strings.Fields(l)[1], "/")[0])
+			}
+			if strings.Join(schemas, ",") != strings.Join(tc.want, ",") {
+				t.Errorf("blobs %q, want schemas %q", got, tc.want)
+			}
+			switch {
+			case tc.err == "" && err != nil:
+				t.Errorf("unexpected error: %v", err)
+			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+				t.Errorf("error %v, want %q", err, tc.err)
+			}
+		})
+	}
+}

@@ -40,11 +40,27 @@ var ErrBadSeparator = fmt.Errorf("invalid YAML document separator")
 
 // SplitYAML splits a YAML stream into documents the way upstream opm does
 // (apimachinery's YAMLReader): a line starting with "---" and followed by
-// nothing but spaces or a comment separates documents; documents with no
-// bytes at all are skipped, documents of only blank lines or comments are
-// kept (upstream rejects them later, as blobs without a schema).
+// nothing but spaces or a comment separates documents. A separator that
+// follows another one (or the start of the stream) with nothing between
+// them opens a document; if the next separator or the end of the stream
+// comes before any other line, that document is empty (Data is empty,
+// Line is the separator's). Like documents of only blank lines or
+// comments, upstream rejects it later, as an object without a schema.
 func SplitYAML(src []byte, fn func(YAMLDoc) error) error {
 	docStart, docLine := 0, 1
+	// opened: the current document began with a separator line. The
+	// reader upstream uses keeps a separator that meets an empty buffer as
+	// the first line of the next document, so "---" followed by another
+	// "---" (or by the end of the file) is an empty document, which upstream
+	// decodes into an object without a schema; data is left without it.
+	opened, openLine := false, 0
+	emit := func(end int) error {
+		doc := YAMLDoc{Data: src[docStart:end], Line: docLine, Offset: docStart}
+		if len(doc.Data) == 0 {
+			doc.Line = openLine // the separator's line, where the empty document is
+		}
+		return fn(doc)
+	}
 	line := 1
 	for pos := 0; pos < len(src); line++ {
 		nl := bytes.IndexByte(src[pos:], '\n')
@@ -58,17 +74,20 @@ func SplitYAML(src []byte, fn func(YAMLDoc) error) error {
 			if rest != "" && rest[0] != '#' {
 				return &LineError{Line: line, Err: fmt.Errorf("%w: %q", ErrBadSeparator, string(bytes.TrimRight(text, "\r\n")))}
 			}
-			if pos > docStart {
-				if err := fn(YAMLDoc{Data: src[docStart:pos], Line: docLine, Offset: docStart}); err != nil {
+			if pos > docStart || opened {
+				if err := emit(pos); err != nil {
 					return err
 				}
+				opened = false
+			} else {
+				opened, openLine = true, line
 			}
 			docStart, docLine = next, line+1
 		}
 		pos = next
 	}
-	if len(src) > docStart {
-		return fn(YAMLDoc{Data: src[docStart:], Line: docLine, Offset: docStart})
+	if len(src) > docStart || opened {
+		return emit(len(src))
 	}
 	return nil
 }
