@@ -200,6 +200,7 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte(`{"schema":"olm.package","name":"a"}`), false)
 	f.Add([]byte("schema: olm.bundle\nname: b\nproperties: [{type: olm.package, value: {packageName: a, version: 1.0.0}}]\n---\nschema: x\n"), true)
 	f.Add([]byte("---\n- 1\n--- # c\n{a: b}\n"), true)
+	f.Add([]byte("{\"schema\":\"a\"}\n{schema: b,}\n---\n---\n"), false)
 	f.Add([]byte("{\"schema\":\"olm.channel\",\"entries\":[{\"name\":\"x\",\"skips\":[\"\\ud800\"]}]}"), false)
 	f.Fuzz(func(t *testing.T, data []byte, yaml bool) {
 		name := "f.json"
