@@ -95,7 +95,7 @@ func (s Serve) Run(ctx context.Context) (err error) {
 	defer func() {
 		if err != nil && s.TerminationLog != "" {
 			if werr := os.WriteFile(s.TerminationLog, []byte(err.Error()+"\n"), 0o644); werr != nil {
-				log.Debug("cannot write the termination log", "path", s.TerminationLog, "error", werr)
+				log.Warn("unable to write the termination log", "path", s.TerminationLog, "error", werr)
 			}
 		}
 	}()
@@ -188,7 +188,13 @@ func (s Serve) load(ctx context.Context, fsys fs.FS, log *slog.Logger) (*cache.S
 
 	snap, err := cache.OpenDir(s.CacheDir)
 	if err == nil {
-		if err = snap.Fingerprint.Check(ctx, fsys, snap.Path); err != nil {
+		err = snap.Fingerprint.Check(ctx, fsys, snap.Path)
+		if err == nil && s.CacheOnly {
+			// Building an image: check every stored answer, not only the
+			// index a start checks.
+			err = snap.Verify(ctx)
+		}
+		if err != nil {
 			snap.Close()
 		}
 	}
@@ -258,6 +264,9 @@ const startupProfilePath = "/debug/pprof/startup/cpu"
 func startProfiler(addr string, capture bool, log *slog.Logger) (*profiler, error) {
 	p := &profiler{log: log}
 	if addr == "" {
+		if capture {
+			log.Warn("--pprof-capture-profiles has no effect without --pprof-addr (pprof is off by default here, unlike upstream)")
+		}
 		return p, nil
 	}
 	mux := http.NewServeMux()

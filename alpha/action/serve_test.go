@@ -130,19 +130,23 @@ func TestServeCachePolicy(t *testing.T) {
 		name     string
 		prebuilt bool // run --cache-only first
 		change   bool // change the catalog after the cache is built
+		damage   bool // flip a byte of a stored answer
 		serve    Serve
 		wantErr  string // "" serves
 		wantLog  string
 	}{
-		{"valid cache, implied enforcement", true, false, Serve{}, "", "found a valid cache"},
-		{"valid cache, explicit enforcement", true, false, Serve{Enforce: EnforceOn}, "", "found a valid cache"},
-		{"stale cache, implied enforcement", true, true, Serve{}, `integrity check failed: cache `, ""},
-		{"stale cache, enforcement off", true, true, Serve{Enforce: EnforceOff}, "", "building cache"},
+		{"valid cache, implied enforcement", true, false, false, Serve{}, "", "found a valid cache"},
+		{"valid cache, explicit enforcement", true, false, false, Serve{Enforce: EnforceOn}, "", "found a valid cache"},
+		{"stale cache, implied enforcement", true, true, false, Serve{}, `integrity check failed: cache `, ""},
+		{"stale cache, enforcement off", true, true, false, Serve{Enforce: EnforceOff}, "", "building cache"},
 		// An image that shipped no cache must not crash-loop its pod.
-		{"empty cache dir, implied enforcement", false, false, Serve{}, "", "no pre-built cache"},
-		{"empty cache dir, explicit enforcement", false, false, Serve{Enforce: EnforceOn}, "integrity check failed: cache", ""},
-		{"cache-only check of a valid cache", true, false, Serve{CacheOnly: true, Enforce: EnforceOn}, "", ""},
-		{"cache-only check of a stale cache", true, true, Serve{CacheOnly: true, Enforce: EnforceOn}, "is stale", ""},
+		{"empty cache dir, implied enforcement", false, false, false, Serve{}, "", "no pre-built cache"},
+		{"empty cache dir, explicit enforcement", false, false, false, Serve{Enforce: EnforceOn}, "integrity check failed: cache", ""},
+		{"cache-only check of a valid cache", true, false, false, Serve{CacheOnly: true, Enforce: EnforceOn}, "", ""},
+		{"cache-only check of a stale cache", true, true, false, Serve{CacheOnly: true, Enforce: EnforceOn}, "is stale", ""},
+		// A start checks the index only; the image build checks every answer.
+		{"cache-only check of a damaged answer", true, false, true, Serve{CacheOnly: true, Enforce: EnforceOn}, `is corrupt: bundle "p.v1": stored answer is corrupt`, ""},
+		{"cache-only rebuild of a damaged answer", true, false, true, Serve{CacheOnly: true}, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -155,6 +159,9 @@ func TestServeCachePolicy(t *testing.T) {
 			}
 			if tc.change {
 				os.WriteFile(filepath.Join(cat, "catalog.json"), []byte(serveCatalog+"\n"), 0o644)
+			}
+			if tc.damage {
+				damageAnswer(t, cacheDir)
 			}
 			s := tc.serve
 			s.CatalogDir, s.CacheDir, s.TempDir = cat, cacheDir, t.TempDir()
@@ -175,7 +182,43 @@ func TestServeCachePolicy(t *testing.T) {
 			case !strings.Contains(logs, tc.wantLog):
 				t.Errorf("logs lack %q:\n%s", tc.wantLog, logs)
 			}
+			if err == nil && s.CacheOnly {
+				// What --cache-only accepts or leaves behind is whole.
+				snap, err := cache.OpenDir(cacheDir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer snap.Close()
+				if err := snap.Verify(t.Context()); err != nil {
+					t.Errorf("cache after --cache-only: %v", err)
+				}
+			}
 		})
+	}
+}
+
+// damageAnswer flips the last byte of the first bundle's stored answer.
+func damageAnswer(t *testing.T, cacheDir string) {
+	t.Helper()
+	snap, err := cache.OpenDir(cacheDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, path := snap.Index.Bundles[0].Body, snap.Path
+	snap.Close()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b := make([]byte, 1)
+	at := int64(body.Off) + int64(body.Len) - 1
+	if _, err := f.ReadAt(b, at); err != nil {
+		t.Fatal(err)
+	}
+	b[0] ^= 0xff
+	if _, err := f.WriteAt(b, at); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -255,6 +256,35 @@ func (s *Snapshot) read(off uint64, n uint32) ([]byte, error) {
 		return nil, fmt.Errorf("read cache: %w", err)
 	}
 	return buf, nil
+}
+
+// Verify reads every stored answer and checks its checksums: the full
+// check `opm serve --cache-only` runs on an existing cache. (A start
+// checks the index and the catalog's fingerprint only, and each answer
+// when it is read, so that it does not read the whole file.) A damaged
+// answer gives a *RejectedError with Reason Corrupt.
+func (s *Snapshot) Verify(ctx context.Context) error {
+	for i := range s.Index.Bundles {
+		if i%256 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		b := &s.Index.Bundles[i]
+		if _, err := s.ReadBundle(b, true); err != nil {
+			if errors.Is(err, errClosed) {
+				return err
+			}
+			return rejected(Corrupt, s.Path, "%v", err)
+		}
+	}
+	for i := range s.Index.Metas {
+		if _, err := s.ReadMeta(&s.Index.Metas[i]); err != nil {
+			if errors.Is(err, errClosed) {
+				return err
+			}
+			return rejected(Corrupt, s.Path, "%v", err)
+		}
+	}
+	return nil
 }
 
 // Close releases the cache file.

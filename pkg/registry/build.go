@@ -93,6 +93,13 @@ func (bld *Builder) AddBlob(b *declcfg.Blob) error {
 		return bld.addBundle(b.Blob, b.Path, false)
 	case declcfg.SchemaChannel, declcfg.SchemaDeprecations:
 	default:
+		if err := ValidateMetaKey(b.Schema, b.Package); err != nil {
+			// Upstream refuses to serve such a blob: it could never be asked for.
+			bld.mu.Lock()
+			bld.errs = append(bld.errs, fmt.Errorf("%s: invalid custom schema meta: %w", b.Pos(), err))
+			bld.mu.Unlock()
+			return nil
+		}
 		ref, err := bld.opts.Sink.PutMeta(b.Blob)
 		if err != nil {
 			return fmt.Errorf("store %s blob: %w", b.Schema, err)
@@ -273,17 +280,13 @@ func deprecation(d *model.Deprecation) *Deprecation {
 	return &Deprecation{Message: d.Message}
 }
 
-// sortMetas orders custom blobs and drops identical duplicates under the
-// same schema and package, as upstream's content-addressed store does. Of
-// duplicates the first in catalog order is kept, so the result does not
-// depend on the order the blobs were stored in.
+// sortMetas orders custom blobs by schema, package, name and content, then
+// catalog order. Every copy of a blob is kept: upstream's default store
+// (pogreb.v1) appends each blob it reads and streams them all.
 func sortMetas(ms []metaRec) []Meta {
 	slices.SortFunc(ms, func(a, b metaRec) int {
 		return cmp.Or(cmp.Compare(a.Schema, b.Schema), cmp.Compare(a.Package, b.Package),
 			cmp.Compare(a.Name, b.Name), cmp.Compare(a.Hash, b.Hash), cmp.Compare(a.file, b.file), cmp.Compare(a.index, b.index))
-	})
-	ms = slices.CompactFunc(ms, func(a, b metaRec) bool {
-		return a.Schema == b.Schema && a.Package == b.Package && a.Name == b.Name && a.Hash == b.Hash
 	})
 	if len(ms) == 0 {
 		return nil

@@ -2,7 +2,9 @@ package registry
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
 )
@@ -243,9 +245,9 @@ func (x *Index) lazyTables() *lazyIndex {
 						}
 					}
 					ce := ChannelEntry{PackageName: p.Name, ChannelName: ch.Name, BundleName: b.Name, Replaces: e.Replaces}
-					if e.Replaces != "" {
-						l.replacers[e.Replaces] = append(l.replacers[e.Replaces], ce)
-					}
+					// Entries that replace nothing are listed under "": upstream
+					// answers an empty csvName with them.
+					l.replacers[e.Replaces] = append(l.replacers[e.Replaces], ce)
 					for _, s := range e.Skips {
 						if s != e.Replaces {
 							l.replacers[s] = append(l.replacers[s], ce)
@@ -278,4 +280,23 @@ func sortEntries(es []ChannelEntry) {
 		return cmp.Or(cmp.Compare(a.PackageName, b.PackageName), cmp.Compare(a.ChannelName, b.ChannelName),
 			cmp.Compare(a.BundleName, b.BundleName), cmp.Compare(a.Replaces, b.Replaces))
 	})
+}
+
+// metaKeyRE is what the schema and package of a custom-schema blob must
+// match to be stored and queried, as upstream requires.
+var metaKeyRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]*$`)
+
+// ValidateMetaKey checks the schema and (when not empty) the package of a
+// custom-schema blob or query, with upstream's messages.
+func ValidateMetaKey(schema, pkg string) error {
+	if schema == "" {
+		return errors.New("invalid schema: must not be empty")
+	}
+	if !metaKeyRE.MatchString(schema) {
+		return fmt.Errorf("invalid schema %q: must match %s", schema, metaKeyRE)
+	}
+	if pkg != "" && !metaKeyRE.MatchString(pkg) {
+		return fmt.Errorf("invalid packageName %q: must match %s", pkg, metaKeyRE)
+	}
+	return nil
 }

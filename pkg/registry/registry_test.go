@@ -256,6 +256,10 @@ func TestEntries(t *testing.T) {
 			[]string{"alpha/fast/a.v3<a.v2", "alpha/stable/a.v3<a.v2"}},
 		{"replace dangling a.v0", func() ([]ChannelEntry, error) { return x.GetChannelEntriesThatReplace("a.v0") },
 			[]string{"alpha/stable/a.v3<a.v2"}},
+		// Upstream matches "" against every entry's replaces: the entries
+		// that replace nothing.
+		{"replace nothing", func() ([]ChannelEntry, error) { return x.GetChannelEntriesThatReplace("") },
+			[]string{"alpha/stable/a.v1<", "beta/main/b.v1<"}},
 		// Every provider, plus one entry per skip (replaces = the skip).
 		{"provide Widget", func() ([]ChannelEntry, error) { return x.GetChannelEntriesThatProvide("example.com", "v1", "Widget") },
 			[]string{"alpha/stable/a.v1<", "alpha/stable/a.v2<a.v1", "beta/main/b.v3<b.v1", "beta/main/b.v3<b.v2"}},
@@ -333,7 +337,9 @@ func TestCustomMetas(t *testing.T) {
 		schema, pkg string
 		want        []string
 	}{
-		{"io.example.lifecycle", "alpha", []string{`{"data":{"phase":"ga"},"name":"l1","package":"alpha","schema":"io.example.lifecycle"}`}},
+		// The catalog holds this blob twice: both copies are sent, as
+		// upstream's default store does.
+		{"io.example.lifecycle", "alpha", []string{`{"data":{"phase":"ga"},"name":"l1","package":"alpha","schema":"io.example.lifecycle"}`, `{"data":{"phase":"ga"},"name":"l1","package":"alpha","schema":"io.example.lifecycle"}`}},
 		{"io.example.lifecycle", "", []string{`{"data":{"k":"v"},"name":"global","schema":"io.example.lifecycle"}`}},
 		{"io.example.lifecycle", "beta", nil},
 		{"olm.bundle", "alpha", nil},
@@ -440,6 +446,11 @@ func TestInvalidCatalogs(t *testing.T) {
 {"schema":"olm.channel","package":"p","name":"c","entries":[{"name":"b1"}]}
 {"schema":"olm.bundle","name":"b1","package":"p","image":"x.io/b:1","properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.0.0"}},{"type":"olm.csv.metadata","value":{}},{"type":"olm.csv.metadata","value":{}}]}`},
 			`expected at most 1 property of type "olm.csv.metadata", found 2`},
+		// Upstream refuses to serve custom blobs it could never be asked for.
+		{"custom schema with a space", map[string]string{"c.json": `{"schema":"my schema!","name":"x"}`},
+			`c.json:1:1: invalid custom schema meta: invalid schema "my schema!": must match ^[a-zA-Z0-9][a-zA-Z0-9._-]*$`},
+		{"custom blob with a path as package", map[string]string{"c.yaml": "schema: io.x\npackage: a/b\n"},
+			`c.yaml:1:1: invalid custom schema meta: invalid packageName "a/b": must match`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fsys := fstest.MapFS{}

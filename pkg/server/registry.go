@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"regexp"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -262,8 +261,6 @@ func (s *service) listBundles(_ *api.ListBundlesRequest, stream grpc.ServerStrea
 // to answer; without it the stream is empty, as upstream does.
 const headerAcknowledgeExperimental = "x-acknowledge-experimental"
 
-var metaKeyRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]*$`)
-
 func (s *service) listPackageCustomSchemas(req *api.ExperimentalListPackageCustomSchemasRequest, stream grpc.ServerStream) error {
 	md, _ := metadata.FromIncomingContext(stream.Context())
 	if v := md.Get(headerAcknowledgeExperimental); len(v) == 0 || v[0] != "true" {
@@ -273,11 +270,8 @@ func (s *service) listPackageCustomSchemas(req *api.ExperimentalListPackageCusto
 	if schema == "" {
 		return status.Error(codes.InvalidArgument, "schema is required")
 	}
-	if !metaKeyRE.MatchString(schema) {
-		return status.Errorf(codes.InvalidArgument, "invalid schema %q: must match %s", schema, metaKeyRE)
-	}
-	if pkg != "" && !metaKeyRE.MatchString(pkg) {
-		return status.Errorf(codes.InvalidArgument, "invalid packageName %q: must match %s", pkg, metaKeyRE)
+	if err := registry.ValidateMetaKey(schema, pkg); err != nil {
+		return status.Errorf(codes.InvalidArgument, "invalid custom schema query: %v", err)
 	}
 	for _, m := range s.x.CustomMetas(schema, pkg) {
 		b, err := s.snap.ReadMeta(&m)

@@ -20,6 +20,9 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	// Registers the gzip compressor: clients may compress their requests
+	// (grpc_health_probe -gzip does), and upstream's server accepts them.
+	_ "google.golang.org/grpc/encoding/gzip"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"

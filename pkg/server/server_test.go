@@ -235,11 +235,17 @@ func TestExperimentalCustomSchemas(t *testing.T) {
 		{"OLM schema", ack, "olm.bundle", "p", nil, codes.OK},
 		{"no schema", ack, "", "p", nil, codes.InvalidArgument},
 		{"bad schema", ack, "../x", "p", nil, codes.InvalidArgument},
+		{"bad package", ack, "io.example.lifecycle", "-x", nil, codes.InvalidArgument},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := list(tc.ctx, tc.schema, tc.pkg)
 			if status.Code(err) != tc.code {
 				t.Fatalf("error %v, want code %v", err, tc.code)
+			}
+			// Upstream's words for a bad query.
+			if msg := status.Convert(err).Message(); tc.code == codes.InvalidArgument && tc.schema != "" &&
+				!strings.HasPrefix(msg, "invalid custom schema query: invalid ") {
+				t.Errorf("message %q", msg)
 			}
 			var names []string
 			for _, s := range got {
@@ -398,3 +404,32 @@ func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
 }
 
 func (rawCodec) Name() string { return "proto" }
+
+// TestGzip: a client that compresses its requests (and so gets compressed
+// answers) is served, as upstream serves it.
+func TestGzip(t *testing.T) {
+	t.Parallel()
+	conn := serveDir(t, "../../testdata/catalogs/submariner-v4.14")
+	c := api.NewRegistryClient(conn)
+	// By name: this test must not register the compressor itself.
+	gz := grpc.UseCompressor("gzip")
+	plain, err := recv(c.ListBundles(t.Context(), &api.ListBundlesRequest{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zipped, err := recv(c.ListBundles(t.Context(), &api.ListBundlesRequest{}, gz))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(zipped) == 0 || len(zipped) != len(plain) || !proto.Equal(zipped[0], plain[0]) {
+		t.Errorf("gzip ListBundles: %d messages, want %d equal to the plain ones", len(zipped), len(plain))
+	}
+	p, err := c.GetPackage(t.Context(), &api.GetPackageRequest{Name: plain[0].GetPackageName()}, gz)
+	if err != nil || p.GetName() != plain[0].GetPackageName() {
+		t.Errorf("gzip GetPackage: %v, %v", p, err)
+	}
+	hc := healthpb.NewHealthClient(conn)
+	if r, err := hc.Check(t.Context(), &healthpb.HealthCheckRequest{}, gz); err != nil || r.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Errorf("gzip health check: %v, %v", r, err)
+	}
+}

@@ -212,3 +212,30 @@ func TestValidateJSONOutput(t *testing.T) {
 		t.Fatalf("exit %d, output %q", code, out)
 	}
 }
+
+// A command line that does not parse is reported as cobra reports it for
+// upstream: "Error: ..." and the command's usage on stderr, exit 1.
+func TestUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		err   string
+		usage string
+	}{
+		{[]string{"validate"}, "accepts 1 arg(s), received 0", "opm validate <directory> [flags]"},
+		{[]string{"render", "--bogus"}, "unknown flag: --bogus", "opm render [catalog-image"},
+		{[]string{"serve", "a", "b"}, "accepts 1 arg(s), received 2", "opm serve <source_path> [flags]"},
+		{[]string{"bogus"}, `unknown command "bogus" for "opm"`, "Available Commands:"},
+		{[]string{"generate", "dockerfile"}, "accepts 1 arg(s), received 0", "opm generate dockerfile <fbcRootDir> [flags]"},
+	} {
+		code, out, errs := run(t, tc.args...)
+		if code != 1 || out != "" {
+			t.Errorf("%v: exit %d, stdout %q", tc.args, code, out)
+		}
+		if !strings.HasPrefix(errs, "Error: "+tc.err+"\nUsage:\n") || !strings.Contains(errs, tc.usage) || strings.Contains(errs, "level=fatal") {
+			t.Errorf("%v: stderr:\n%s", tc.args, errs)
+		}
+	}
+	if code, out, _ := run(t, "version", "extra"); code != 0 || !strings.HasPrefix(out, "Version: ") {
+		t.Errorf("version ignores arguments as upstream does: exit %d, %q", code, out)
+	}
+}

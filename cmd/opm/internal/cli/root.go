@@ -94,7 +94,36 @@ func New(s Streams) *cobra.Command {
 		newVersionCmd(s),
 		alpha,
 	)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &usageError{c, err} })
+	markUsageErrors(root)
 	return root
+}
+
+// usageError is a command line that does not parse (unknown flag, wrong
+// number of arguments, unknown command): reported like cobra reports it
+// for upstream, with the command's usage, rather than as a log line.
+type usageError struct {
+	cmd *cobra.Command
+	err error
+}
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// markUsageErrors makes every argument check in the tree return a
+// *usageError.
+func markUsageErrors(c *cobra.Command) {
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				return &usageError{cmd, err}
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		markUsageErrors(sub)
+	}
 }
 
 // Main runs opm with args and returns the process exit code.
@@ -104,6 +133,11 @@ func Main(ctx context.Context, s Streams, args []string) int {
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(s.Err, "Error: %v\n%s\n", ue.err, ue.cmd.UsageString())
+		return 1
 	}
 	var ee *ExitError
 	if errors.As(err, &ee) {

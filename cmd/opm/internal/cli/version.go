@@ -12,7 +12,7 @@ func newVersionCmd(s Streams) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the opm version",
-		Args:  cobra.NoArgs,
+		Args:  cobra.ArbitraryArgs, // upstream ignores arguments
 		RunE: func(*cobra.Command, []string) error {
 			_, err := fmt.Fprintln(s.Out, version.String())
 			return err
