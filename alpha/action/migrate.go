@@ -110,15 +110,23 @@ func checkPackageDirName(pkg string) error {
 }
 
 // writeTree writes files (slash paths relative to dir) into dir, which
-// must be missing or empty: everything goes to a temporary sibling first,
-// which then replaces dir.
+// must be missing or empty: everything is written to a temporary directory
+// first and appears in dir only when all of it was written.
 func writeTree(dir string, files map[string][]byte) (err error) {
 	dir = filepath.Clean(dir)
-	parent := filepath.Dir(dir)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
+	// Stage beside the destination when it is missing, so that one rename
+	// publishes the tree. An existing (empty) directory cannot be replaced
+	// by a rename, and "." has no sibling: then stage inside it and move
+	// the staged entries in.
+	_, statErr := os.Stat(dir)
+	exists := statErr == nil
+	stageIn := filepath.Dir(dir)
+	if exists {
+		stageIn = dir
+	} else if err := os.MkdirAll(stageIn, 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-")
+	tmp, err := os.MkdirTemp(stageIn, ".migrate-tmp-")
 	if err != nil {
 		return err
 	}
@@ -144,10 +152,39 @@ func writeTree(dir string, files map[string][]byte) (err error) {
 			return fmt.Errorf("write file %q: %w", filepath.Join(dir, filepath.FromSlash(p)), err)
 		}
 	}
-	// rename(2) replaces an empty directory; a directory that gained
-	// entries meanwhile makes it fail, and nothing is lost.
-	if err := os.Rename(tmp, dir); err != nil {
-		return fmt.Errorf("move migrated catalog into %q: %w", dir, err)
+	if !exists {
+		if err := os.Rename(tmp, dir); err != nil {
+			return fmt.Errorf("move migrated catalog into %q: %w", dir, err)
+		}
+		return nil
 	}
-	return nil
+	return moveEntries(tmp, dir)
+}
+
+// moveEntries renames every entry of staged into dir, then removes
+// staged. On failure the entries already moved are removed again.
+func moveEntries(staged, dir string) (err error) {
+	ents, err := os.ReadDir(staged)
+	if err != nil {
+		return err
+	}
+	var moved []string
+	defer func() {
+		if err != nil {
+			for _, m := range moved {
+				_ = os.RemoveAll(m)
+			}
+		}
+	}()
+	for _, e := range ents {
+		to := filepath.Join(dir, e.Name())
+		if _, err := os.Lstat(to); err == nil {
+			return fmt.Errorf("move migrated catalog into %q: %q appeared meanwhile", dir, to)
+		}
+		if err := os.Rename(filepath.Join(staged, e.Name()), to); err != nil {
+			return fmt.Errorf("move migrated catalog into %q: %w", dir, err)
+		}
+		moved = append(moved, to)
+	}
+	return os.Remove(staged)
 }

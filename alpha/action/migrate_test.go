@@ -56,8 +56,10 @@ func TestMigrate(t *testing.T) {
 		ref       string
 		format    declcfg.Format
 		level     string
+		outExists bool // the output directory exists, empty
 		wantFiles []string
 	}{
+		{name: "into an empty directory", ref: exampleCatalog, outExists: true, wantFiles: []string{"example-operator/catalog.json", "memcached/catalog.json"}},
 		{name: "directory", ref: exampleCatalog, wantFiles: []string{"example-operator/catalog.json", "memcached/catalog.json"}},
 		{name: "image", ref: catalogRef, wantFiles: []string{"example-operator/catalog.json", "memcached/catalog.json"}},
 		{name: "yaml", ref: exampleCatalog, format: declcfg.FormatYAML, wantFiles: []string{"example-operator/catalog.yaml", "memcached/catalog.yaml"}},
@@ -67,6 +69,11 @@ func TestMigrate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			out := filepath.Join(t.TempDir(), "out")
+			if tt.outExists {
+				if err := os.Mkdir(out, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
 			m := Migrate{CatalogRef: tt.ref, OutputDir: out, Format: tt.format, Sources: &Resolver{ImageOptions: anonymous, TempDir: t.TempDir()}}
 			if tt.level != "" {
 				var err error
@@ -204,5 +211,22 @@ func TestWriteTreeRefusesBadPackageNames(t *testing.T) {
 		if _, err := splitByPackage(cfg, declcfg.FormatJSON); err == nil || !strings.Contains(err.Error(), "invalid package name") {
 			t.Errorf("package %q: error %v, want an invalid package name", name, err)
 		}
+	}
+}
+
+// "opm migrate SRC ." works in an empty working directory, as upstream.
+func TestMigrateIntoWorkingDirectory(t *testing.T) {
+	src, err := filepath.Abs(exampleCatalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	t.Chdir(out)
+	m := Migrate{CatalogRef: src, OutputDir: ".", Sources: &Resolver{}}
+	if err := m.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if files := treeFiles(t, out); strings.Join(files, " ") != "example-operator/catalog.json memcached/catalog.json" {
+		t.Errorf("files %v", files)
 	}
 }
