@@ -27,7 +27,10 @@ func FuzzUnpack(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		base, dst := sandbox(t)
 		img := imageOf(t, nil, rawLayer(t, data))
-		_ = Unpack(context.Background(), img, dst, WithLimits(Limits{MaxFileSize: 1 << 20, MaxTotalSize: 4 << 20, MaxEntries: 1000}))
+		limits := WithLimits(Limits{MaxFileSize: 1 << 20, MaxTotalSize: 4 << 20, MaxEntries: 1000})
+		// A partial unpack follows links out of "d" in further passes.
+		_ = Unpack(context.Background(), img, filepath.Join(dst, "partial"), limits, WithPaths("d"))
+		_ = Unpack(context.Background(), img, dst, limits)
 		assertNothingOutside(t, base)
 		realDst, err := filepath.EvalSymlinks(dst)
 		if err != nil {

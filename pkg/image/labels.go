@@ -143,15 +143,19 @@ func Extract(ctx context.Context, ref, dst string, opts ...Option) (*Extracted, 
 		if err := o.unpack(ctx, img, dst); err != nil {
 			return nil, err
 		}
-		x.Dir = filepath.Join(dst, filepath.FromSlash(rel))
+		// The directory may be a symbolic link to another place in the
+		// image (Unpack fetched that too): read the place it leads to.
+		res, found, err := resolveIn(dst, rel)
+		if err != nil {
+			return nil, fmt.Errorf("image %s: catalog directory %s (label %s): %w", ref, configs, ConfigsLabel, err)
+		}
+		x.Dir = filepath.Join(dst, filepath.FromSlash(res))
 		fi, err := os.Lstat(x.Dir)
 		switch {
-		case errors.Is(err, fs.ErrNotExist):
+		case !found || errors.Is(err, fs.ErrNotExist):
 			return nil, fmt.Errorf("image %s: catalog directory %s (label %s) is not in the image", ref, configs, ConfigsLabel)
 		case err != nil:
 			return nil, fmt.Errorf("image %s: catalog directory %s: %w", ref, configs, err)
-		case fi.Mode()&fs.ModeSymlink != 0:
-			return nil, fmt.Errorf("image %s: catalog directory %s (label %s) is a symbolic link; use the directory it points to in the label", ref, configs, ConfigsLabel)
 		case !fi.IsDir():
 			return nil, fmt.Errorf("image %s: catalog directory %s (label %s) is not a directory in the image", ref, configs, ConfigsLabel)
 		}

@@ -110,9 +110,10 @@ func TestExtractUnknownImage(t *testing.T) {
 func TestExtractCatalogMissingConfigsDir(t *testing.T) {
 	t.Parallel()
 	reg := newRegistry(t, nil)
-	for label, want := range map[string]string{"/nothere": "is not in the image", "../up": "climbs out", "/file": "is not a directory", "/link": "symbolic link"} {
+	for label, want := range map[string]string{"/nothere": "is not in the image", "../up": "climbs out", "/file": "is not a directory",
+		"/dangling": "is not in the image", "/linkfile": "is not a directory"} {
 		ref := reg.push(t, "catalog:bad", imageOf(t, map[string]string{ConfigsLabel: label},
-			layerOf(t, file("file", "x"), file("configs/a.json", "{}"), symlink("link", "configs"))))
+			layerOf(t, file("file", "x"), file("configs/a.json", "{}"), symlink("dangling", "nowhere"), symlink("linkfile", "file"))))
 		_, err := Extract(context.Background(), ref, t.TempDir())
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), ref) {
 			t.Errorf("label %q: Extract: %v, want an error naming %s and saying %q", label, err, ref, want)

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -93,6 +94,11 @@ func Unpack(ctx context.Context, img v1.Image, dst string, opts ...Option) error
 	return o.unpack(ctx, img, dst)
 }
 
+// maxLinkPasses bounds how many times a partial unpack goes through the
+// layers again to fetch what symbolic links in the requested sub-trees
+// point to elsewhere in the image.
+const maxLinkPasses = 8
+
 func (o *options) unpack(ctx context.Context, img v1.Image, dst string) error {
 	imgName := imageName(img)
 	if err := os.MkdirAll(dst, 0o755); err != nil {
@@ -108,25 +114,55 @@ func (o *options) unpack(ctx context.Context, img v1.Image, dst string) error {
 	if err != nil {
 		return fmt.Errorf("image %s: list layers: %w", imgName, err)
 	}
+	// A partial unpack (WithPaths) may hold symbolic links to files
+	// elsewhere in the image, as in a full one (upstream unpacks
+	// everything): their targets join the paths and the layers are
+	// applied again, which gives the tree a single pass over the larger
+	// selection would.
+	paths := o.paths
+	for pass := 1; ; pass++ {
+		u := &unpacker{root: root, limits: o.limits, paths: paths, links: map[string]v1.Hash{}}
+		if err := u.applyAll(ctx, img, layers); err != nil {
+			var ee *EntryError
+			if errors.As(err, &ee) {
+				ee.Image = imgName
+				return ee
+			}
+			return fmt.Errorf("image %s: %w", imgName, err)
+		}
+		extra := u.linkTargetsOutside()
+		if len(extra) == 0 {
+			return nil
+		}
+		if pass == maxLinkPasses {
+			return fmt.Errorf("image %s: symbolic links in %s still lead to paths outside them after %d passes: %s",
+				imgName, strings.Join(o.paths, ", "), pass, strings.Join(extra, ", "))
+		}
+		paths = append(paths[:len(paths):len(paths)], extra...)
+	}
+}
+
+// applyAll applies the layers in order and checks the links written.
+func (u *unpacker) applyAll(ctx context.Context, img v1.Image, layers []v1.Layer) error {
 	// Layers of a pulled image download in the background while earlier
 	// ones are applied; the first streams straight from the registry.
 	var pf *prefetcher
 	if n, ok := img.(*namedImage); ok && n.p != nil && len(layers) > 1 {
+		var err error
 		if pf, err = n.p.prefetch(ctx, layers[1:]); err != nil {
-			return fmt.Errorf("image %s: %w", imgName, err)
+			return err
 		}
 		defer pf.close()
 	}
-	u := &unpacker{root: root, limits: o.limits, paths: o.paths, links: map[string]v1.Hash{}}
 	for i, l := range layers {
 		d, err := l.Digest()
 		if err != nil {
-			return fmt.Errorf("image %s: layer digest: %w", imgName, err)
+			return fmt.Errorf("layer digest: %w", err)
 		}
 		if pf != nil && i > 0 {
 			if l, err = pf.layer(i - 1); err != nil {
 				u.checkLinks()
-				return fmt.Errorf("image %s: layer %s: %w", imgName, d, err)
+				return fmt.Errorf("layer %s: %w", d, err)
 			}
 		}
 		if err := u.applyLayer(ctx, l, d); err != nil {
@@ -134,17 +170,47 @@ func (o *options) unpack(ctx context.Context, img v1.Image, dst string) error {
 			u.checkLinks()
 			var ee *EntryError
 			if errors.As(err, &ee) {
-				ee.Image = imgName
 				return ee
 			}
-			return fmt.Errorf("image %s: layer %s: %w", imgName, d, err)
+			return fmt.Errorf("layer %s: %w", d, err)
 		}
 	}
 	if ee := u.checkLinks(); ee != nil {
-		ee.Image = imgName
 		return ee
 	}
 	return nil
+}
+
+// linkTargetsOutside returns, sorted, the paths that links of a partial
+// unpack lead to and that are missing because they lie outside the
+// requested sub-trees.
+func (u *unpacker) linkTargetsOutside() []string {
+	if u.paths == nil {
+		return nil
+	}
+	var out []string
+	for _, t := range u.linkedOutside {
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	for n := range u.links {
+		fi, err := u.root.Lstat(n)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			continue
+		}
+		res, rest, leaves, err := u.resolve(n)
+		if err != nil || leaves || len(rest) == 0 {
+			continue
+		}
+		missing := path.Join(append([]string{res}, rest...)...)
+		if missing == ".." || strings.HasPrefix(missing, "../") || u.selected(missing) || slices.Contains(out, missing) {
+			continue
+		}
+		out = append(out, missing)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // unpacker applies layers to a destination root.
@@ -158,6 +224,9 @@ type unpacker struct {
 	// links records every symlink written, with the layer that wrote it,
 	// for the final check.
 	links map[string]v1.Hash
+	// linkedOutside holds the targets of hard links in the requested
+	// sub-trees that lie outside them (the links were not written).
+	linkedOutside []string
 	// parentOK caches the last parent directory known to exist.
 	parentOK string
 	// touched holds the paths the current layer wrote, with their
@@ -441,7 +510,9 @@ func (u *unpacker) hardlink(name, linkname string) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if !u.selected(target) {
-			return errUnsafe("hard link to %q, outside the unpacked paths", linkname)
+			// Its target was not unpacked: the next pass will.
+			u.linkedOutside = append(u.linkedOutside, target)
+			return nil
 		}
 		return errUnsafe("hard link to %q, which does not exist", linkname)
 	case err != nil:
@@ -530,6 +601,25 @@ func nothingThere(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
 }
 
+// resolveIn resolves the clean relative path rel through the symbolic
+// links of the unpacked tree at dst; found is false when something on the
+// way does not exist.
+func resolveIn(dst, rel string) (res string, found bool, err error) {
+	root, err := os.OpenRoot(dst)
+	if err != nil {
+		return "", false, err
+	}
+	defer root.Close()
+	res, rest, leaves, err := (&unpacker{root: root}).resolve(rel)
+	switch {
+	case err != nil:
+		return "", false, err
+	case leaves:
+		return "", false, errors.New("resolves outside the image")
+	}
+	return res, len(rest) == 0, nil
+}
+
 // maxLinkHops is how many symbolic links a path may go through, as on
 // Linux.
 const maxLinkHops = 40
@@ -539,45 +629,61 @@ const maxLinkHops = 40
 // destination. Resolution stops, harmlessly, at the first component that
 // does not exist or is not a directory.
 func (u *unpacker) leavesRoot(p string) (bool, error) {
-	rest := strings.Split(p, "/")
+	_, _, leaves, err := u.resolve(p)
+	return leaves, err
+}
+
+// resolve follows the clean relative path p through symbolic links in the
+// destination as the kernel would. It returns the resolved path of the
+// part that exists (res, "." for the root), the components after it when
+// one does not exist or is not a directory (rest), and whether resolution
+// leads outside the destination.
+func (u *unpacker) resolve(p string) (res string, rest []string, leaves bool, err error) {
+	rest = strings.Split(p, "/")
 	var cur []string
 	hops := 0
 	for len(rest) > 0 {
 		c := rest[0]
-		rest = rest[1:]
 		switch c {
 		case "", ".":
+			rest = rest[1:]
 			continue
 		case "..":
 			if len(cur) == 0 {
-				return true, nil
+				return "", nil, true, nil
 			}
 			cur = cur[:len(cur)-1]
+			rest = rest[1:]
 			continue
 		}
 		next := strings.Join(append(cur[:len(cur):len(cur)], c), "/")
 		fi, err := u.root.Lstat(next)
 		if err != nil {
-			return false, nil
+			break
 		}
+		rest = rest[1:]
 		if fi.Mode()&fs.ModeSymlink == 0 {
 			cur = append(cur, c)
 			continue
 		}
 		hops++
 		if hops > maxLinkHops {
-			return false, errUnsafe("more than %d levels of symbolic links", maxLinkHops)
+			return "", nil, false, errUnsafe("more than %d levels of symbolic links", maxLinkHops)
 		}
 		t, err := u.root.Readlink(next)
 		if err != nil {
-			return false, err
+			return "", nil, false, err
 		}
 		if path.IsAbs(t) {
-			return true, nil
+			return "", nil, true, nil
 		}
 		rest = append(strings.Split(t, "/"), rest...)
 	}
-	return false, nil
+	res = strings.Join(cur, "/")
+	if res == "" {
+		res = "."
+	}
+	return res, rest, false, nil
 }
 
 // ctxReader fails reads once ctx is done, so that a long layer stops

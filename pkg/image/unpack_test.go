@@ -310,3 +310,56 @@ func TestCleanPath(t *testing.T) {
 		}
 	}
 }
+
+// Symbolic links in the requested sub-trees that point elsewhere in the
+// image bring their targets along (a full unpack, as upstream does, would
+// hold them), through chains of links and whiteouts, and nothing else.
+func TestUnpackPathsFollowsLinksInTheImage(t *testing.T) {
+	t.Parallel()
+	base, dst := sandbox(t)
+	img := imageOf(t, nil,
+		layerOf(t, file("data/c.json", "c"), file("data/unrelated", "u"), file("shared/pkg/a.json", "a"),
+			file("deep/target.json", "t"), symlink("hop/next", "../deep/target.json"), file("other", "o"),
+			file("gone/x.json", "x")),
+		layerOf(t, dir("configs"), symlink("configs/c.json", "../data/c.json"), symlink("configs/pkg", "../shared/pkg"),
+			symlink("configs/chain.json", "../hop/next"), symlink("configs/dangling.json", "../nowhere/x"),
+			symlink("configs/gone.json", "../gone/x.json")),
+		layerOf(t, file("gone/.wh.x.json", ""), file("blobs/h.json", "h"), hardlink("configs/h.json", "blobs/h.json")),
+	)
+	if err := Unpack(context.Background(), img, dst, WithPaths("/configs")); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"blobs/", "blobs/h.json", "configs/", "configs/c.json -> ../data/c.json", "configs/chain.json -> ../hop/next",
+		"configs/dangling.json -> ../nowhere/x", "configs/gone.json -> ../gone/x.json", "configs/h.json", "configs/pkg -> ../shared/pkg",
+		"data/", "data/c.json", "deep/", "deep/target.json", "gone/", "hop/", "hop/next -> ../deep/target.json",
+		"shared/", "shared/pkg/", "shared/pkg/a.json"}
+	if got := tree(t, dst); !equalStrings(got, want) {
+		t.Errorf("tree = %q\nwant %q", got, want)
+	}
+	for p, body := range map[string]string{"configs/c.json": "c", "configs/pkg/a.json": "a", "configs/chain.json": "t", "configs/h.json": "h"} {
+		if got := readFile(t, filepath.Join(dst, p)); got != body {
+			t.Errorf("%s = %q, want %q", p, got, body)
+		}
+	}
+	assertNothingOutside(t, base)
+}
+
+// The configs directory itself may be a link to the real one.
+func TestExtractCatalogConfigsIsALink(t *testing.T) {
+	t.Parallel()
+	reg := newRegistry(t, nil)
+	img := imageOf(t, map[string]string{ConfigsLabel: "/configs"},
+		layerOf(t, file("opt/catalog/etcd/catalog.json", `{"schema":"olm.package","name":"etcd"}`), symlink("configs", "opt/catalog")))
+	ref := reg.push(t, "linked:v1", img)
+	dst := t.TempDir()
+	x, err := Extract(context.Background(), ref, dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.Dir != filepath.Join(dst, "opt", "catalog") {
+		t.Errorf("Dir = %s, want the link's target", x.Dir)
+	}
+	if got := readFile(t, filepath.Join(x.Dir, "etcd", "catalog.json")); !strings.Contains(got, "etcd") {
+		t.Errorf("catalog.json = %q", got)
+	}
+}
