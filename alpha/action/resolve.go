@@ -12,10 +12,9 @@ import (
 	"strings"
 	"text/template"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/fastopm/fastopm/alpha/action/migrations"
 	"github.com/fastopm/fastopm/alpha/declcfg"
+	"github.com/fastopm/fastopm/alpha/model"
 	"github.com/fastopm/fastopm/alpha/property"
 	"github.com/fastopm/fastopm/pkg/bundle"
 	"github.com/fastopm/fastopm/pkg/image"
@@ -226,18 +225,15 @@ func LoadBundleObjects(b *declcfg.Bundle) error {
 		if len(obj.Data) == 0 {
 			continue
 		}
-		data, err := yaml.YAMLToJSON(obj.Data)
+		// As upstream (apimachinery's yaml.ToJSON), text that looks like
+		// JSON is kept as it is.
+		data, err := model.ManifestJSON(obj.Data)
 		if err != nil {
 			return fmt.Errorf("package %q, bundle %q: convert bundle object property at index %d to JSON: %w", b.Package, b.Name, i, err)
 		}
 		b.Objects = append(b.Objects, string(data))
-		if b.CsvJSON == "" {
-			var head struct {
-				Kind string `json:"kind"`
-			}
-			if json.Unmarshal(data, &head) == nil && head.Kind == "ClusterServiceVersion" {
-				b.CsvJSON = string(data)
-			}
+		if b.CsvJSON == "" && model.IsCSV(data) {
+			b.CsvJSON = string(data)
 		}
 	}
 	return nil

@@ -394,12 +394,18 @@ func TestLoadBundleObjects(t *testing.T) {
 		obj("kind: CustomResourceDefinition\napiVersion: apiextensions.k8s.io/v1\n"),
 		obj(`{"kind":"ClusterServiceVersion","metadata":{"name":"b"}}`),
 		obj("kind: ClusterServiceVersion\nmetadata:\n  name: second\n"),
+		// Text that looks like JSON is passed through, as upstream's
+		// yaml.ToJSON does, even when it is not.
+		obj(" {not json"),
 	}}
 	if err := LoadBundleObjects(&b); err != nil {
 		t.Fatal(err)
 	}
-	if len(b.Objects) != 3 {
-		t.Fatalf("%d objects, want 3", len(b.Objects))
+	if len(b.Objects) != 4 {
+		t.Fatalf("%d objects, want 4", len(b.Objects))
+	}
+	if b.Objects[3] != " {not json" {
+		t.Errorf("JSON-looking object became %q", b.Objects[3])
 	}
 	if b.Objects[0] != `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition"}` {
 		t.Errorf("YAML object converted to %s", b.Objects[0])

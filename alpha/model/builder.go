@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/blang/semver/v4"
 	yaml "go.yaml.in/yaml/v2"
@@ -245,7 +246,7 @@ func (bld *Builder) bundleObject(d *bundleData, value []byte, scratch []byte, id
 // does (apimachinery's yaml.ToJSON): text that starts with '{' is taken as
 // JSON as it is, anything else is YAML.
 func manifestJSON(data []byte) ([]byte, error) {
-	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] == '{' {
+	if t := bytes.TrimLeftFunc(data, unicode.IsSpace); len(t) > 0 && t[0] == '{' {
 		return data, nil
 	}
 	var v any
