@@ -38,6 +38,13 @@ func (g GenerateDockerfile) Path() string {
 	return filepath.Join(dir, name+".Dockerfile")
 }
 
+// RootDirError is a catalog root that cannot be read or is not a
+// directory.
+type RootDirError struct{ Err error }
+
+func (e *RootDirError) Error() string { return e.Err.Error() }
+func (e *RootDirError) Unwrap() error { return e.Err }
+
 // Run checks the inputs and writes the Dockerfile. It refuses to replace
 // an existing file; on failure no file is left behind.
 func (g GenerateDockerfile) Run() error {
@@ -58,10 +65,10 @@ func (g GenerateDockerfile) Run() error {
 	dir := filepath.Clean(g.Dir)
 	st, err := os.Stat(dir)
 	if err != nil {
-		return err
+		return &RootDirError{err}
 	}
 	if !st.IsDir() {
-		return fmt.Errorf("provided root path %q is not a directory", dir)
+		return &RootDirError{fmt.Errorf("provided root path %q is not a directory", dir)}
 	}
 	content := g.Content()
 	f, err := os.OpenFile(dockerfile, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)

@@ -100,7 +100,7 @@ func (r *Resolver) Resolve(ctx context.Context, ref string) (*Source, error) {
 // looksLikePath reports whether ref can only be meant as a file path, so
 // that a missing directory is reported as such rather than pulled.
 func looksLikePath(ref string) bool {
-	return ref == "." || ref == ".." || strings.HasPrefix(ref, "/") ||
+	return ref == "." || ref == ".." || strings.HasPrefix(ref, "/") || strings.HasSuffix(ref, "/") ||
 		strings.HasPrefix(ref, "./") || strings.HasPrefix(ref, "../") ||
 		strings.HasPrefix(ref, `.\`) || strings.HasPrefix(ref, `..\`) || filepath.IsAbs(ref)
 }

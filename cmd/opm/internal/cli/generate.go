@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strconv"
 	"time"
@@ -56,10 +57,21 @@ A separate builder and base image can be specified. The builder image may not be
 			}
 			extra, err := action.ParseLabels(labels)
 			if err != nil {
-				return err
+				return &usageReport{err} // as upstream
 			}
 			gen := action.GenerateDockerfile{Dir: args[0], BaseImage: baseImage, BuilderImage: builderImage, ExtraLabels: extra}
-			return gen.Run()
+			// Each error the way upstream reports it.
+			var rootErr *action.RootDirError
+			switch err := gen.Run(); {
+			case err == nil:
+				return nil
+			case errors.As(err, &rootErr):
+				return &usageReport{err}
+			case errors.Is(err, fs.ErrExist):
+				return err // logrus
+			default:
+				return &stdLogError{err}
+			}
 		},
 	}
 	f := cmd.Flags()

@@ -37,21 +37,22 @@ parsers that assume that a file contains exactly one valid JSON object.`,
 			case "json", "yaml":
 				m.Format = declcfg.Format(output)
 			default:
-				return fmt.Errorf("invalid --output value %q, expected (json|yaml)", output)
+				return &stdLogError{fmt.Errorf("invalid --output value %q, expected (json|yaml)", output)}
 			}
 			if migrateLevel != "" {
 				mig, err := migrations.New(migrateLevel)
 				if err != nil {
-					return err
+					return &stdLogError{err}
 				}
 				m.Migrations = mig
 			}
 			m.Sources = &action.Resolver{ImageOptions: g.imageOptions(cacheDir)}
-			logLine(s.Err, "info", fmt.Sprintf("rendering catalog %q as file-based catalog", m.CatalogRef))
+			// Upstream's log lines, word for word (the second with its newline).
+			logLine(s.Err, "info", fmt.Sprintf("rendering index %q as file-based catalog", m.CatalogRef))
 			if err := m.Run(cmd.Context()); err != nil {
 				return err
 			}
-			logLine(s.Err, "info", fmt.Sprintf("wrote rendered file-based catalog to %q", m.OutputDir))
+			logLine(s.Err, "info", fmt.Sprintf("wrote rendered file-based catalog to %q\n", m.OutputDir))
 			return nil
 		},
 	}

@@ -49,10 +49,17 @@ those images actually existing. Available template variables are:
   - {{.Name}}    : the name of the bundle (for registry+v1 bundles, this is the CSV name)
   - {{.Version}} : the version of the bundle`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			// Upstream's render reports every error through Go's standard
+			// logger.
+			defer func() {
+				if err != nil {
+					err = &stdLogError{err}
+				}
+			}()
 			format, err := declcfg.ParseFormat(output)
 			if err != nil {
-				return err
+				return fmt.Errorf("invalid --output value %q, expected (json|yaml)", output)
 			}
 			var m *migrations.Migrations
 			switch {

@@ -73,7 +73,7 @@ func New(s Streams) *cobra.Command {
 			g.useHTTP = v
 		}
 		if g.skipTLSVerify && g.useHTTP {
-			return errors.New("invalid flag combination: --skip-tls-verify and --use-http are mutually exclusive")
+			return errors.New("invalid flag combination: --use-http and --skip-tls-verify cannot both be true")
 		}
 		return nil
 	}
@@ -94,35 +94,52 @@ func New(s Streams) *cobra.Command {
 		newVersionCmd(s),
 		alpha,
 	)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &usageError{c, err} })
-	markUsageErrors(root)
+	markCommandErrors(root)
 	return root
 }
 
-// usageError is a command line that does not parse (unknown flag, wrong
-// number of arguments, unknown command): reported like cobra reports it
-// for upstream, with the command's usage, rather than as a log line.
-type usageError struct {
-	cmd *cobra.Command
-	err error
-}
+// stdLogError is an error upstream reports with Go's standard logger
+// (`2006/01/02 15:04:05 message`) rather than as a logrus fatal line.
+type stdLogError struct{ err error }
 
-func (e *usageError) Error() string { return e.err.Error() }
-func (e *usageError) Unwrap() error { return e.err }
+func (e *stdLogError) Error() string { return e.err.Error() }
+func (e *stdLogError) Unwrap() error { return e.err }
 
-// markUsageErrors makes every argument check in the tree return a
-// *usageError.
-func markUsageErrors(c *cobra.Command) {
-	if check := c.Args; check != nil {
-		c.Args = func(cmd *cobra.Command, args []string) error {
-			if err := check(cmd, args); err != nil {
-				return &usageError{cmd, err}
+// commandError is an error of a command's own code (its run or pre-run
+// function). Any other error comes from cobra, checking the command line
+// (unknown flags or commands, argument counts, exclusive flags), and is
+// reported as cobra reports it for upstream: "Error: ..." and the usage.
+type commandError struct{ err error }
+
+func (e *commandError) Error() string { return e.err.Error() }
+func (e *commandError) Unwrap() error { return e.err }
+
+// usageReport is a command's error that upstream returns to cobra, which
+// prints it with the usage, as it does command-line errors.
+type usageReport struct{ err error }
+
+func (e *usageReport) Error() string { return e.err.Error() }
+func (e *usageReport) Unwrap() error { return e.err }
+
+// markCommandErrors wraps the errors of every run and pre-run function in
+// the tree in a *commandError.
+func markCommandErrors(c *cobra.Command) {
+	mark := func(f func(*cobra.Command, []string) error) func(*cobra.Command, []string) error {
+		if f == nil {
+			return nil
+		}
+		return func(cmd *cobra.Command, args []string) error {
+			if err := f(cmd, args); err != nil {
+				return &commandError{err}
 			}
 			return nil
 		}
 	}
+	c.RunE = mark(c.RunE)
+	c.PersistentPreRunE = mark(c.PersistentPreRunE)
+	c.PreRunE = mark(c.PreRunE)
 	for _, sub := range c.Commands() {
-		markUsageErrors(sub)
+		markCommandErrors(sub)
 	}
 }
 
@@ -130,13 +147,20 @@ func markUsageErrors(c *cobra.Command) {
 func Main(ctx context.Context, s Streams, args []string) int {
 	root := New(s)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return 0
 	}
-	var ue *usageError
-	if errors.As(err, &ue) {
-		fmt.Fprintf(s.Err, "Error: %v\n%s\n", ue.err, ue.cmd.UsageString())
+	var ce *commandError
+	var ur *usageReport
+	if !errors.As(err, &ce) || errors.As(err, &ur) {
+		fmt.Fprintf(s.Err, "Error: %v\n%s\n", err, cmd.UsageString())
+		return 1
+	}
+	err = ce.err
+	var le *stdLogError
+	if errors.As(err, &le) {
+		fmt.Fprintf(s.Err, "%s %v\n", time.Now().Format("2006/01/02 15:04:05"), le.err)
 		return 1
 	}
 	var ee *ExitError
