@@ -102,6 +102,7 @@ func (bld *Builder) AddBlob(b *declcfg.Blob) {
 			return
 		}
 		p.Properties = bld.keepProps(p.Properties)
+		p.Description, p.Icon = "", nil // not part of the model
 		bld.mu.Lock()
 		bld.pkgs = append(bld.pkgs, rec[declcfg.Package]{p, src, b.File, b.Index})
 		bld.mu.Unlock()
@@ -339,8 +340,7 @@ func (b *build) packages() {
 		if errs := dns1123Label(p.Name); len(errs) > 0 {
 			b.load(RulePackageName, r.src, p.Name, "", "invalid package name %q: %v", p.Name, errs)
 		}
-		b.m[p.Name] = &Package{Name: p.Name, Description: p.Description, Icon: p.Icon,
-			Channels: map[string]*Channel{}, Properties: p.Properties, Source: r.src}
+		b.m[p.Name] = &Package{Name: p.Name, Channels: map[string]*Channel{}, Properties: p.Properties, Source: r.src}
 		b.defaults[p.Name] = p.DefaultChannel
 	}
 }

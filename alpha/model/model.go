@@ -34,11 +34,10 @@ func (s Source) String() string {
 	return fmt.Sprintf("%s:%d", s.Path, s.Line)
 }
 
-// Package is an operator package.
+// Package is an operator package. Its description and icon are not kept:
+// no rule reads them, and icons are most of a package blob's bytes.
 type Package struct {
 	Name           string
-	Description    string
-	Icon           *declcfg.Icon
 	DefaultChannel *Channel
 	Channels       map[string]*Channel
 	Deprecation    *Deprecation
