@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -116,12 +115,18 @@ func (o *options) unpack(ctx context.Context, img v1.Image, dst string) error {
 	}
 	// A partial unpack (WithPaths) may hold symbolic links to files
 	// elsewhere in the image, as in a full one (upstream unpacks
-	// everything): their targets join the paths and the layers are
-	// applied again, which gives the tree a single pass over the larger
-	// selection would.
-	paths := o.paths
+	// everything): their targets join the selection and the layers are
+	// applied again, from an empty destination, so that the result is what
+	// a single pass over the larger selection gives. Only a destination
+	// that starts empty is emptied: otherwise links are not followed.
+	ents, err := os.ReadDir(dst)
+	if err != nil {
+		return fmt.Errorf("image %s: read destination: %w", imgName, err)
+	}
+	fresh := len(ents) == 0
+	sel := newSelection(o.paths)
 	for pass := 1; ; pass++ {
-		u := &unpacker{root: root, limits: o.limits, paths: paths, links: map[string]v1.Hash{}}
+		u := &unpacker{root: root, limits: o.limits, sel: sel, links: map[string]v1.Hash{}}
 		if err := u.applyAll(ctx, img, layers); err != nil {
 			var ee *EntryError
 			if errors.As(err, &ee) {
@@ -131,15 +136,39 @@ func (o *options) unpack(ctx context.Context, img v1.Image, dst string) error {
 			return fmt.Errorf("image %s: %w", imgName, err)
 		}
 		extra := u.linkTargetsOutside()
-		if len(extra) == 0 {
+		if len(extra) == 0 || !fresh {
 			return nil
 		}
 		if pass == maxLinkPasses {
-			return fmt.Errorf("image %s: symbolic links in %s still lead to paths outside them after %d passes: %s",
-				imgName, strings.Join(o.paths, ", "), pass, strings.Join(extra, ", "))
+			return fmt.Errorf("image %s: links in %s still lead to paths outside them after %d passes: %s",
+				imgName, strings.Join(o.paths, ", "), pass, strings.Join(extra[:min(len(extra), 5)], ", "))
 		}
-		paths = append(paths[:len(paths):len(paths)], extra...)
+		for _, p := range extra {
+			sel.add(p)
+		}
+		if err := emptyRoot(root); err != nil {
+			return fmt.Errorf("image %s: %w", imgName, err)
+		}
 	}
+}
+
+// emptyRoot removes everything inside root.
+func emptyRoot(root *os.Root) error {
+	f, err := root.Open(".")
+	if err != nil {
+		return err
+	}
+	names, err := f.Readdirnames(-1)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if err := root.RemoveAll(n); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // applyAll applies the layers in order and checks the links written.
@@ -185,12 +214,14 @@ func (u *unpacker) applyAll(ctx context.Context, img v1.Image, layers []v1.Layer
 // unpack lead to and that are missing because they lie outside the
 // requested sub-trees.
 func (u *unpacker) linkTargetsOutside() []string {
-	if u.paths == nil {
+	if u.sel == nil {
 		return nil
 	}
+	seen := map[string]bool{}
 	var out []string
 	for _, t := range u.linkedOutside {
-		if !slices.Contains(out, t) {
+		if !seen[t] {
+			seen[t] = true
 			out = append(out, t)
 		}
 	}
@@ -204,9 +235,10 @@ func (u *unpacker) linkTargetsOutside() []string {
 			continue
 		}
 		missing := path.Join(append([]string{res}, rest...)...)
-		if missing == ".." || strings.HasPrefix(missing, "../") || u.selected(missing) || slices.Contains(out, missing) {
+		if missing == ".." || strings.HasPrefix(missing, "../") || u.selected(missing) || seen[missing] {
 			continue
 		}
+		seen[missing] = true
 		out = append(out, missing)
 	}
 	sort.Strings(out)
@@ -217,7 +249,7 @@ func (u *unpacker) linkTargetsOutside() []string {
 type unpacker struct {
 	root   *os.Root
 	limits Limits
-	paths  []string // clean relative sub-trees to extract; nil: all
+	sel    *selection // the sub-trees to extract; nil: all
 
 	entries int
 	total   int64
@@ -360,13 +392,40 @@ func (u *unpacker) entry(tr *tar.Reader, hdr *tar.Header) error {
 	}
 }
 
+// selection is the set of sub-trees a partial unpack extracts, with their
+// ancestors: membership costs the depth of a path, not the number of
+// sub-trees (link targets can add many).
+type selection struct {
+	roots map[string]bool // the sub-trees, clean relative paths
+	above map[string]bool // every proper ancestor of a sub-tree but "."
+}
+
+// newSelection returns the selection of paths; nil (everything) for nil.
+func newSelection(paths []string) *selection {
+	if paths == nil {
+		return nil
+	}
+	s := &selection{roots: map[string]bool{}, above: map[string]bool{}}
+	for _, p := range paths {
+		s.add(p)
+	}
+	return s
+}
+
+func (s *selection) add(p string) {
+	s.roots[p] = true
+	for d := path.Dir(p); d != "."; d = path.Dir(d) {
+		s.above[d] = true
+	}
+}
+
 // selected reports whether name is inside one of the requested sub-trees.
 func (u *unpacker) selected(name string) bool {
-	if u.paths == nil {
+	if u.sel == nil {
 		return true
 	}
-	for _, p := range u.paths {
-		if within(name, p) {
+	for p := name; p != "."; p = path.Dir(p) {
+		if u.sel.roots[p] {
 			return true
 		}
 	}
@@ -376,20 +435,7 @@ func (u *unpacker) selected(name string) bool {
 // affects reports whether removing name may remove selected content:
 // name is selected, or an ancestor of a requested sub-tree.
 func (u *unpacker) affects(name string) bool {
-	if u.paths == nil || name == "." {
-		return true
-	}
-	for _, p := range u.paths {
-		if within(name, p) || within(p, name) {
-			return true
-		}
-	}
-	return false
-}
-
-// within reports whether the clean relative path name is dir or below it.
-func within(name, dir string) bool {
-	return dir == "." || name == dir || strings.HasPrefix(name, dir+"/")
+	return u.sel == nil || name == "." || u.selected(name) || u.sel.above[name]
 }
 
 // parent makes sure the parent directory of name exists.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -361,5 +362,44 @@ func TestExtractCatalogConfigsIsALink(t *testing.T) {
 	}
 	if got := readFile(t, filepath.Join(x.Dir, "etcd", "catalog.json")); !strings.Contains(got, "etcd") {
 		t.Errorf("catalog.json = %q", got)
+	}
+}
+
+// The extra passes start from an empty destination: an early layer must
+// not write through a link that only a later layer creates (here layer 1's
+// configs/a.json would land in real/ through layer 2's configs -> real).
+func TestUnpackPathsPassesStartEmpty(t *testing.T) {
+	t.Parallel()
+	base, dst := sandbox(t)
+	img := imageOf(t, nil,
+		layerOf(t, dir("real"), file("configs/a.json", "a")),
+		layerOf(t, file(".wh.configs", ""), symlink("configs", "real"), file("real/b.json", "b")),
+	)
+	if err := Unpack(context.Background(), img, dst, WithPaths("/configs")); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"configs -> real", "real/", "real/b.json"}
+	if got := tree(t, dst); !equalStrings(got, want) {
+		t.Errorf("tree = %q, want %q (as a full unpack gives)", got, want)
+	}
+	assertNothingOutside(t, base)
+}
+
+// Many links out of the selection cost a pass, not a pass per link, and
+// membership does not scan the selection.
+func TestUnpackPathsManyLinks(t *testing.T) {
+	t.Parallel()
+	_, dst := sandbox(t)
+	var targets, links []ent
+	for i := range 500 {
+		targets = append(targets, file(fmt.Sprintf("t/%d", i), "x"))
+		links = append(links, symlink(fmt.Sprintf("configs/%d", i), fmt.Sprintf("../t/%d", i)))
+	}
+	img := imageOf(t, nil, layerOf(t, targets...), layerOf(t, links...))
+	if err := Unpack(context.Background(), img, dst, WithPaths("/configs")); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, filepath.Join(dst, "configs", "499")); got != "x" {
+		t.Errorf("configs/499 = %q", got)
 	}
 }
