@@ -279,25 +279,27 @@ func (p *parser) parseFile(root fs.FS, name string, fileIdx int, fn WalkFunc) (E
 	}
 	lc := lineCounter{src: src, line: 1}
 	var errs Errors
-	emit := func(off int, verbatim bool, canon []byte, line, col int) error {
+	// emit hands a blob to fn; a blob that is not a catalog object (no
+	// schema, not an object, ...) is returned as badBlob instead.
+	emit := func(off int, verbatim bool, canon []byte, line, col int) (badBlob *Error, err error) {
 		b := &p.blob
 		*b = Blob{Path: name, File: fileIdx, Index: b.Index, Line: line, Col: col, Offset: off, Verbatim: verbatim}
 		b.Blob = canon
 		if err := extractMeta(&b.Meta); err != nil {
-			errs = append(errs, &Error{Path: name, Line: line, Col: col, Err: err})
-			return nil
+			return &Error{Path: name, Line: line, Col: col, Err: err}, nil
 		}
 		b.Index++
-		return fn(b)
+		return nil, fn(b)
 	}
 	p.blob.Index = 0
 
 	// Upstream's decoder (apimachinery's YAMLOrJSONDecoder) reads a file
-	// that starts with '{' as a JSON stream. When a value does not parse
-	// and at most one has, the stream is still ambiguous: it reads the rest
-	// as YAML from the end of the last good value (after the whitespace up
-	// to the first newline), and if the first YAML document fails too, the
-	// JSON error is the one reported.
+	// that starts with '{' as a JSON stream. When a value does not decode
+	// (it does not parse, or is no catalog object) and at most one has, the
+	// stream is still ambiguous: it reads the rest as YAML from the end of
+	// the last good value (after the whitespace up to the first newline),
+	// and if the first YAML document fails too, the JSON error is the one
+	// reported.
 	yamlFrom := 0
 	var jsonErr *Error
 	if canonjson.IsJSONStream(src) {
@@ -321,11 +323,22 @@ func (p *parser) parseFile(root fs.FS, name string, fileIdx int, fn WalkFunc) (E
 			if canon == nil {
 				return errs, nil
 			}
-			count++
 			line, col := lc.at(start)
 			verbatim := end-start == len(canon) && len(canon) > 0 && &canon[0] == &src[start]
-			if err := emit(start, verbatim, canon, line, col); err != nil {
+			bad, err := emit(start, verbatim, canon, line, col)
+			if err != nil {
 				return errs, err
+			}
+			if bad != nil {
+				if from := skipSpaceLine(src, pos); count <= 1 && p.yamlDecodes(src[from:]) {
+					jsonErr, yamlFrom = bad, from
+					break
+				}
+				// Upstream stops at this error; the rest is still JSON, so
+				// its problems are reported too.
+				errs = append(errs, bad)
+			} else {
+				count++
 			}
 			pos = end
 		}
@@ -364,9 +377,13 @@ func (p *parser) parseFile(root fs.FS, name string, fileIdx int, fn WalkFunc) (E
 			fail(yamlError(name, doc, err))
 			return nil
 		}
-		if err := emit(doc.Offset, false, p.yaml, doc.Line, 1); err != nil {
+		bad, err := emit(doc.Offset, false, p.yaml, doc.Line, 1)
+		if err != nil {
 			fnErr = err
 			return err
+		}
+		if bad != nil {
+			fail(bad)
 		}
 		return nil
 	})
@@ -382,6 +399,30 @@ func (p *parser) parseFile(root fs.FS, name string, fileIdx int, fn WalkFunc) (E
 		fail(e)
 	}
 	return errs, nil
+}
+
+// errFirstDoc stops yamlDecodes' split after the first document.
+var errFirstDoc = errors.New("first document")
+
+// yamlDecodes reports whether the first YAML document of src decodes into
+// a catalog object (or is empty, which upstream decodes into one without a
+// schema): whether upstream's decoder, falling back to YAML there, gets
+// past it rather than report the JSON error.
+func (p *parser) yamlDecodes(src []byte) bool {
+	ok := false
+	_ = canonjson.SplitYAML(src, func(doc canonjson.YAMLDoc) error {
+		if isBlank(doc.Data) {
+			ok = true
+			return errFirstDoc
+		}
+		js, err := canonjson.FromYAML(nil, doc.Data)
+		if err == nil {
+			m := Meta{Blob: js}
+			ok = extractMeta(&m) == nil
+		}
+		return errFirstDoc
+	})
+	return ok
 }
 
 // skipSpaceLine returns the offset after the white space at src[pos:], up

@@ -275,6 +275,12 @@ func TestWalkJSONFallsBackToYAML(t *testing.T) {
 		{"NaN is a string in YAML", `{"n": NaN, "schema": "a"}`, []string{"a"}, ""},
 		{"two JSON values decide", "{\"schema\":\"a\"}\n{\"schema\":\"b\"}\n{\"schema\": \"c\",}", []string{"a", "b"}, "x.json:3:16: invalid JSON: invalid character '}'"},
 		{"YAML fails too: the JSON error", "{\"schema\":\"a\",}\n---x\n", nil, "x.json:1:15: invalid JSON: invalid character '}'"},
+		// A value that parses but is no catalog object is a decode error
+		// too: upstream reads "5: b\nschema: c" as one YAML document.
+		{"number then YAML", "{\"schema\":\"a\"}\n5: b\nschema: c\n", []string{"a", "c"}, ""},
+		// When the YAML reading fails as well, upstream reports the JSON
+		// error; the rest is JSON, and its blobs and problems still count.
+		{"no schema, then JSON", "{\"name\":\"x\"}\n{\"schema\":\"b\"}\n{\"name\":\"y\"}\n", []string{"b"}, `x.json:3:1: the object has no "schema" key`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := collectBlobs(t, fstest.MapFS{"x.json": {Data: []byte(tc.src)}})
