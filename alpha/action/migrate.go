@@ -22,7 +22,9 @@ import (
 //
 // Like upstream, OutputDir must be missing or empty. Beyond upstream,
 // nothing is left behind on failure: the tree is written into a temporary
-// directory beside OutputDir and renamed into place when complete.
+// directory and moved into place when complete (beside a missing
+// OutputDir, then renamed; inside an existing one, which may be "." or a
+// mount point, then its entries are renamed into it).
 type Migrate struct {
 	CatalogRef string
 	OutputDir  string

@@ -56,10 +56,10 @@ func TestMigrate(t *testing.T) {
 		ref       string
 		format    declcfg.Format
 		level     string
-		outExists bool // the output directory exists, empty
+		outExists bool // the output path is a symbolic link to an empty directory
 		wantFiles []string
 	}{
-		{name: "into an empty directory", ref: exampleCatalog, outExists: true, wantFiles: []string{"example-operator/catalog.json", "memcached/catalog.json"}},
+		{name: "into a link to an empty directory", ref: exampleCatalog, outExists: true, wantFiles: []string{"example-operator/catalog.json", "memcached/catalog.json"}},
 		{name: "directory", ref: exampleCatalog, wantFiles: []string{"example-operator/catalog.json", "memcached/catalog.json"}},
 		{name: "image", ref: catalogRef, wantFiles: []string{"example-operator/catalog.json", "memcached/catalog.json"}},
 		{name: "yaml", ref: exampleCatalog, format: declcfg.FormatYAML, wantFiles: []string{"example-operator/catalog.yaml", "memcached/catalog.yaml"}},
@@ -69,12 +69,26 @@ func TestMigrate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			out := filepath.Join(t.TempDir(), "out")
+			outArg := out
 			if tt.outExists {
-				if err := os.Mkdir(out, 0o755); err != nil {
+				// Upstream writes through the link; renaming a new tree
+				// over it would replace the link instead.
+				real := filepath.Join(t.TempDir(), "real")
+				if err := os.Mkdir(real, 0o755); err != nil {
 					t.Fatal(err)
 				}
+				if err := os.Symlink(real, out); err != nil {
+					t.Fatal(err)
+				}
+				link := out
+				t.Cleanup(func() {
+					if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+						t.Errorf("the output link was replaced")
+					}
+				})
+				out = real // where the files must be
 			}
-			m := Migrate{CatalogRef: tt.ref, OutputDir: out, Format: tt.format, Sources: &Resolver{ImageOptions: anonymous, TempDir: t.TempDir()}}
+			m := Migrate{CatalogRef: tt.ref, OutputDir: outArg, Format: tt.format, Sources: &Resolver{ImageOptions: anonymous, TempDir: t.TempDir()}}
 			if tt.level != "" {
 				var err error
 				if m.Migrations, err = migrations.New(tt.level); err != nil {
