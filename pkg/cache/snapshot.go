@@ -235,7 +235,7 @@ func (s *Snapshot) ReadMeta(m *registry.Meta) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("custom blob %q: %w", m.Name, err)
 	}
-	if crc32.Checksum(rec[4:], castagnoli) != binary.LittleEndian.Uint32(rec) {
+	if len(rec) < 4 || crc32.Checksum(rec[4:], castagnoli) != binary.LittleEndian.Uint32(rec) {
 		return nil, fmt.Errorf("custom blob %q: %w", m.Name, ErrCorruptAnswer)
 	}
 	return rec[4:], nil
