@@ -68,14 +68,17 @@ type rec[T any] struct {
 // the blob's bytes are at hand.
 type bundleData struct {
 	name, pkg, image string
-	relatedImages    []declcfg.RelatedImage
-	properties       []property.Property // kept only with KeepProperties
-	packages         []property.Package
-	objects          []string
-	csvJSON          string
-	objectCount      int
-	parseErr         error // a property that does not decode
-	objectErr        error // a bundle object that cannot be read
+	// imageErr is the first image or related image that is not a valid
+	// pull spec, found while the blob is read (related images are not
+	// kept).
+	imageErr    string
+	properties  []property.Property // kept only with KeepProperties
+	packages    []property.Package
+	objects     []string
+	csvJSON     string
+	objectCount int
+	parseErr    error // a property that does not decode
+	objectErr   error // a bundle object that cannot be read
 }
 
 // NewBuilder returns an empty Builder.
@@ -153,9 +156,8 @@ func (bld *Builder) keepProps(props []property.Property) []property.Property {
 // (property.Parse) and checks its bundle objects the way upstream's loader
 // reads them: base64 data that decodes, holding YAML or JSON.
 func (bld *Builder) bundleData(b *declcfg.Bundle) bundleData {
-	d := bundleData{name: b.Name, pkg: b.Package, image: b.Image, relatedImages: b.RelatedImages}
+	d := bundleData{name: b.Name, pkg: b.Package, image: b.Image, imageErr: imageProblem(b)}
 	d.properties = bld.keepProps(b.Properties)
-	d.relatedImages = slices.Clone(b.RelatedImages)
 	var scratch []byte
 	for i, p := range b.Properties {
 		var err error
@@ -433,7 +435,7 @@ func (b *build) bundles() {
 				continue
 			}
 			mb.HasBlob, mb.Invalid = true, false
-			mb.Image, mb.Properties, mb.RelatedImages = d.image, d.properties, d.relatedImages
+			mb.Image, mb.Properties = d.image, d.properties
 			mb.Version, mb.Release = ver, rel
 			mb.Objects, mb.CsvJSON, mb.ObjectCount = d.objects, d.csvJSON, d.objectCount
 			mb.Source = r.src
@@ -465,22 +467,30 @@ func (b *build) bundleValid(src Source, d *bundleData) bool {
 }
 
 func (b *build) imagesValid(src Source, d *bundleData) bool {
-	if d.image != "" {
-		if err := imageref.Validate(d.image); err != nil {
-			b.load(RuleImage, src, d.pkg, d.name, "package %q bundle %q image: invalid image pull spec %q: %v", d.pkg, d.name, d.image, err)
-			return false
+	if d.imageErr != "" {
+		b.load(RuleImage, src, d.pkg, d.name, "%s", d.imageErr)
+		return false
+	}
+	return true
+}
+
+// imageProblem returns upstream's message for the first of bd's image and
+// related images that is not a valid pull spec, or "".
+func imageProblem(bd *declcfg.Bundle) string {
+	if bd.Image != "" {
+		if err := imageref.Validate(bd.Image); err != nil {
+			return fmt.Sprintf("package %q bundle %q image: invalid image pull spec %q: %v", bd.Package, bd.Name, bd.Image, err)
 		}
 	}
-	for i, ri := range d.relatedImages {
+	for i, ri := range bd.RelatedImages {
 		if ri.Image == "" {
 			continue
 		}
 		if err := imageref.Validate(ri.Image); err != nil {
-			b.load(RuleImage, src, d.pkg, d.name, "package %q bundle %q relatedImages[%d].image: invalid image pull spec %q: %v", d.pkg, d.name, i, ri.Image, err)
-			return false
+			return fmt.Sprintf("package %q bundle %q relatedImages[%d].image: invalid image pull spec %q: %v", bd.Package, bd.Name, i, ri.Image, err)
 		}
 	}
-	return true
+	return ""
 }
 
 // entriesWithoutBundles reports channel entries that no olm.bundle blob

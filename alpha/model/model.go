@@ -10,7 +10,6 @@ import (
 
 	"github.com/blang/semver/v4"
 
-	"github.com/fastopm/fastopm/alpha/declcfg"
 	"github.com/fastopm/fastopm/alpha/property"
 )
 
@@ -68,11 +67,10 @@ type Bundle struct {
 
 	// From the olm.bundle blob (zero when the channel names a bundle
 	// that has no blob).
-	Image         string
-	Properties    []property.Property
-	RelatedImages []declcfg.RelatedImage
-	Version       semver.Version
-	Release       Release
+	Image      string
+	Properties []property.Property
+	Version    semver.Version
+	Release    Release
 	// Objects and CsvJSON are the decoded olm.bundle.object manifests, when
 	// the Builder was asked to keep them.
 	Objects []string

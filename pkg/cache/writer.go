@@ -142,6 +142,28 @@ func (w *Writer) PutMeta(blob []byte) (registry.BodyRef, error) {
 	return registry.BodyRef{Off: uint64(off), Len: uint32(len(rec))}, nil
 }
 
+// Stash keeps b in the storage until the load is done (registry.Stash).
+// No index refers to it, so Finish leaves it out of a saved cache.
+func (w *Writer) Stash(b []byte) (registry.BodyRef, error) {
+	off, err := w.append(b)
+	if err != nil {
+		return registry.BodyRef{}, err
+	}
+	return registry.BodyRef{Off: uint64(off), Len: uint32(len(b))}, nil
+}
+
+// ReadStash reads back what Stash kept.
+func (w *Writer) ReadStash(r registry.BodyRef) ([]byte, error) {
+	b := make([]byte, r.Len)
+	if n, err := w.f.ReadAt(b, int64(r.Off)); n < len(b) {
+		if err == nil || errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, fmt.Errorf("read cache: %w", err)
+	}
+	return b, nil
+}
+
 // Finish writes the complete cache file into dst, which must be empty and
 // open for reading and writing: the header; the records x refers to, in
 // x's order (bundles by package and name, then custom blobs by schema,

@@ -83,7 +83,11 @@ func (bld *Builder) AddBlob(b *declcfg.Blob) error {
 		if err != nil || p.Name == "" {
 			return nil // reported by the model
 		}
-		info := &pkgInfo{description: p.Description, icon: p.Icon}
+		stash, _ := bld.opts.Sink.(Stash)
+		info, err := newPkgInfo(&p, stash)
+		if err != nil {
+			return fmt.Errorf("stash package %q: %w", p.Name, err)
+		}
 		bld.mu.Lock()
 		if _, dup := bld.pkgs[p.Name]; !dup {
 			bld.pkgs[p.Name] = info

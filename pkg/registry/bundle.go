@@ -3,6 +3,7 @@ package registry
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,10 +18,61 @@ import (
 	"github.com/fastopm/fastopm/pkg/csv"
 )
 
-// pkgInfo is what a synthesized CSV takes from its package.
+// pkgInfo is what a synthesized CSV takes from its package: in memory,
+// or in the Sink's stash.
 type pkgInfo struct {
 	description string
 	icon        *declcfg.Icon
+
+	stash   Stash // when set, description and icon are in stashed
+	stashed BodyRef
+}
+
+// newPkgInfo keeps p's description and icon, in stash when there is one.
+func newPkgInfo(p *declcfg.Package, stash Stash) (*pkgInfo, error) {
+	if stash == nil || (p.Description == "" && p.Icon == nil) {
+		return &pkgInfo{description: p.Description, icon: p.Icon}, nil
+	}
+	// description length, description, then the icon's media type and
+	// data when it has one.
+	b := binary.AppendUvarint(nil, uint64(len(p.Description)))
+	b = append(b, p.Description...)
+	if p.Icon != nil {
+		b = binary.AppendUvarint(b, uint64(len(p.Icon.MediaType)))
+		b = append(b, p.Icon.MediaType...)
+		b = append(b, p.Icon.Data...)
+	}
+	ref, err := stash.Stash(b)
+	if err != nil {
+		return nil, err
+	}
+	return &pkgInfo{stash: stash, stashed: ref}, nil
+}
+
+// details returns the package's description and icon.
+func (pi *pkgInfo) details() (string, *declcfg.Icon, error) {
+	if pi.stash == nil {
+		return pi.description, pi.icon, nil
+	}
+	b, err := pi.stash.ReadStash(pi.stashed)
+	if err != nil {
+		return "", nil, fmt.Errorf("read the package's icon and description: %w", err)
+	}
+	errBad := errors.New("read the package's icon and description: bad record")
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)-k) {
+		return "", nil, errBad
+	}
+	desc, b := string(b[k:k+int(n)]), b[k+int(n):]
+	if len(b) == 0 {
+		return desc, nil, nil
+	}
+	n, k = binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)-k) {
+		return "", nil, errBad
+	}
+	icon := &declcfg.Icon{MediaType: string(b[k : k+int(n)]), Data: b[k+int(n):]}
+	return desc, icon, nil
 }
 
 // bundleWork is the scratch space of one bundle's answer, reused through a
@@ -274,14 +326,18 @@ func syntheticCSV(bd *declcfg.Bundle, version string, m *property.CSVMetadata, p
 			Version:                   csv.OperatorVersion{Version: ver},
 		},
 	}
-	if pkg.icon != nil {
-		c.Spec.Icon = []csv.Icon{{Data: base64.StdEncoding.EncodeToString(pkg.icon.Data), MediaType: pkg.icon.MediaType}}
+	description, icon, err := pkg.details()
+	if err != nil {
+		return nil, err
+	}
+	if icon != nil {
+		c.Spec.Icon = []csv.Icon{{Data: base64.StdEncoding.EncodeToString(icon.Data), MediaType: icon.MediaType}}
 	}
 	for _, ri := range bd.RelatedImages {
 		c.Spec.RelatedImages = append(c.Spec.RelatedImages, csv.RelatedImage{Name: ri.Name, Image: ri.Image})
 	}
 	if c.Spec.Description == "" {
-		c.Spec.Description = pkg.description
+		c.Spec.Description = description
 	}
 	return json.Marshal(c)
 }
