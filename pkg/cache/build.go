@@ -44,7 +44,13 @@ func Build(ctx context.Context, fsys fs.FS, tmpDir string) (snap *Snapshot, inMe
 		st.Close()
 		return nil, false, err
 	}
-	x, err := registry.Load(ctx, fsys, registry.Options{Sink: w})
+	var sink registry.Sink = w
+	if inMemory {
+		// Stashing into memory would only keep the stashed bytes for as
+		// long as the cache is served.
+		sink = struct{ sinkOnly }{w}
+	}
+	x, err := registry.Load(ctx, fsys, registry.Options{Sink: sink})
 	if err != nil {
 		st.Close()
 		return nil, false, err
@@ -55,6 +61,12 @@ func Build(ctx context.Context, fsys fs.FS, tmpDir string) (snap *Snapshot, inMe
 		return nil, false, err
 	}
 	return snap, inMemory, nil
+}
+
+// sinkOnly hides a Writer's registry.Stash methods.
+type sinkOnly interface {
+	PutBundle(a *registry.BundleAnswer) (registry.BodyRef, error)
+	PutMeta(blob []byte) (registry.BodyRef, error)
 }
 
 // BuildDir builds the cache of the catalog at fsys into dir (created when
@@ -130,13 +142,15 @@ func BuildDir(ctx context.Context, fsys fs.FS, dir, producer string) (*Snapshot,
 // short-lived; without a limit the collector lets the heap reach twice the
 // live size before it runs, which is what a pod's memory peak would be.
 //
-// The limit starts at 40 MiB plus a sixteenth of the catalog's bytes,
-// above the live heap of the catalogs measured (at most about 30 MiB on
-// the 491 MB benchmark catalog, half of it file buffers): there the peak
-// drops from 157 to 90 MB at the same CPU time. A catalog heavier per byte (many small
-// bundles) would make the collector run all the time under that limit, so
-// a watcher keeps the limit at least half again the live heap while the
-// load runs. A GOMEMLIMIT set by the user is left alone.
+// A load asks for 40 MiB plus a sixteenth of the catalog's bytes, above
+// the live heap of the catalogs measured (at most about 30 MiB on the
+// 491 MB benchmark catalog, half of it file buffers): there the peak drops
+// from 157 to 90 MB at the same CPU time. A catalog heavier per byte (many
+// small bundles) would make the collector run all the time under that
+// limit, so a watcher keeps the limit at least half again the live heap
+// while loads run. Loads that overlap in one process add up their
+// requests; the last one to end restores the limit found by the first. A
+// GOMEMLIMIT set by the user is left alone.
 func limitLoadMemory(files []FileSum) (restore func()) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return func() {}
@@ -145,34 +159,79 @@ func limitLoadMemory(files []FileSum) (restore func()) {
 	for _, f := range files {
 		size += f.Size
 	}
-	limit := 40<<20 + size/16
-	prev := debug.SetMemoryLimit(limit)
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-			metrics.Read(live)
-			if live[0].Value.Kind() != metrics.KindUint64 {
-				return
-			}
-			if want := int64(live[0].Value.Uint64()) * 3 / 2; want > limit {
-				limit = want
-				debug.SetMemoryLimit(limit)
-			}
-		}
-	}()
+	ask := 40<<20 + size/16
+	lm := &loadMemory
+	lm.mu.Lock()
+	defer lm.mu.Unlock()
+	if lm.loads == 0 {
+		lm.prev = debug.SetMemoryLimit(-1)
+		lm.asked, lm.limit = 0, 0
+		lm.stop = make(chan struct{})
+		go lm.watch(lm.stop)
+	}
+	lm.loads++
+	lm.asked += ask
+	lm.raise(lm.asked)
 	return func() {
-		close(stop)
-		<-done
-		debug.SetMemoryLimit(prev)
+		lm.mu.Lock()
+		defer lm.mu.Unlock()
+		lm.loads--
+		lm.asked -= ask
+		if lm.loads > 0 {
+			return // the limit stays at least what the others asked for
+		}
+		// The watcher sees stop closed as soon as it gets the lock, and
+		// never raises the limit again.
+		close(lm.stop)
+		debug.SetMemoryLimit(lm.prev)
+	}
+}
+
+// loadMemory is the process's memory limit policy while catalogs load.
+var loadMemory loadMemoryState
+
+type loadMemoryState struct {
+	mu    sync.Mutex
+	loads int           // loads running
+	prev  int64         // the limit before the first of them
+	asked int64         // what the running loads asked for, together
+	limit int64         // the limit set
+	stop  chan struct{} // closed when the last load ends
+}
+
+// raise sets the limit to want if that is higher. lm.mu is held.
+func (lm *loadMemoryState) raise(want int64) {
+	if want > lm.limit {
+		lm.limit = want
+		debug.SetMemoryLimit(want)
+	}
+}
+
+// watch keeps the limit at least half again the live heap until stop is
+// closed.
+func (lm *loadMemoryState) watch(stop chan struct{}) {
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		metrics.Read(live)
+		if live[0].Value.Kind() != metrics.KindUint64 {
+			return
+		}
+		lm.mu.Lock()
+		select {
+		case <-stop:
+			lm.mu.Unlock()
+			return
+		default:
+		}
+		lm.raise(int64(live[0].Value.Uint64()) * 3 / 2)
+		lm.mu.Unlock()
 	}
 }
 

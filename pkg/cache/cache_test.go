@@ -385,3 +385,29 @@ func TestInvalidUTF8Object(t *testing.T) {
 		t.Errorf("error %v, want invalid UTF-8", err)
 	}
 }
+
+// Without a writable temporary directory the answers stay in memory, and a
+// synthesized CSV still gets its package's icon (not stashed then: the
+// stash would only keep it in memory for as long as the cache is served).
+func TestBuildInMemory(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "c.json", `{"schema":"olm.package","name":"p","defaultChannel":"c","icon":{"base64data":"PHN2Zy8+","mediatype":"image/svg+xml"}}
+{"schema":"olm.channel","package":"p","name":"c","entries":[{"name":"p.v1"}]}
+{"schema":"olm.bundle","name":"p.v1","package":"p","image":"x.io/p:1","properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.0.0"}},{"type":"olm.csv.metadata","value":{"displayName":"P"}}]}
+`)
+	snap, inMemory, err := Build(t.Context(), os.DirFS(dir), filepath.Join(t.TempDir(), "missing", "dir"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	if !inMemory {
+		t.Fatal("want an in-memory build when the temporary directory cannot be written")
+	}
+	p, err := snap.ReadBundle(&snap.Index.Bundles[0], true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(p.CsvJSON, []byte(`"icon":[{"base64data":"PHN2Zy8+","mediatype":"image/svg+xml"}]`)) {
+		t.Errorf("csvJson lacks the package icon: %s", p.CsvJSON)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"os"
 	"sync"
 
@@ -101,6 +102,9 @@ func (w *Writer) append(rec []byte) (int64, error) {
 	return off, nil
 }
 
+// errTooLarge is a record whose length does not fit the cache's 32 bits.
+var errTooLarge = errors.New("record larger than 4 GiB")
+
 // PutBundle encodes and stores a bundle's answer.
 func (w *Writer) PutBundle(a *registry.BundleAnswer) (registry.BodyRef, error) {
 	bp := bufPool.Get().(*[]byte)
@@ -109,6 +113,9 @@ func (w *Writer) PutBundle(a *registry.BundleAnswer) (registry.BodyRef, error) {
 	*bp = rec
 	if err != nil {
 		return registry.BodyRef{}, err
+	}
+	if len(rec) > math.MaxUint32 {
+		return registry.BodyRef{}, errTooLarge
 	}
 	total, list := recordLens(rec)
 	off, err := w.append(rec)
@@ -134,6 +141,9 @@ func (w *Writer) PutMeta(blob []byte) (registry.BodyRef, error) {
 	if err != nil {
 		return registry.BodyRef{}, fmt.Errorf("encode blob: %w", err)
 	}
+	if len(rec) > math.MaxUint32 {
+		return registry.BodyRef{}, errTooLarge
+	}
 	binary.LittleEndian.PutUint32(rec, crc32.Checksum(rec[4:], castagnoli))
 	off, err := w.append(rec)
 	if err != nil {
@@ -145,6 +155,9 @@ func (w *Writer) PutMeta(blob []byte) (registry.BodyRef, error) {
 // Stash keeps b in the storage until the load is done (registry.Stash).
 // No index refers to it, so Finish leaves it out of a saved cache.
 func (w *Writer) Stash(b []byte) (registry.BodyRef, error) {
+	if len(b) > math.MaxUint32 {
+		return registry.BodyRef{}, errTooLarge
+	}
 	off, err := w.append(b)
 	if err != nil {
 		return registry.BodyRef{}, err

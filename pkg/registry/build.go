@@ -83,6 +83,12 @@ func (bld *Builder) AddBlob(b *declcfg.Blob) error {
 		if err != nil || p.Name == "" {
 			return nil // reported by the model
 		}
+		bld.mu.Lock()
+		_, dup := bld.pkgs[p.Name]
+		bld.mu.Unlock()
+		if dup {
+			return nil // reported by the model
+		}
 		stash, _ := bld.opts.Sink.(Stash)
 		info, err := newPkgInfo(&p, stash)
 		if err != nil {
@@ -137,6 +143,8 @@ func (bld *Builder) addBundle(blob []byte, file string, final bool) error {
 		return nil
 	case errors.Is(err, errNeedPackage):
 		return nil // a bundle of an unknown package: reported by the model
+	case errors.Is(err, ErrStorage):
+		return err
 	case err != nil:
 		bld.mu.Lock()
 		bld.errs = append(bld.errs, fmt.Errorf("%s: package %q: %w", file, bd.Package, err))

@@ -28,6 +28,9 @@ type pkgInfo struct {
 	stashed BodyRef
 }
 
+// ErrStorage marks a failure of the Sink's storage, not of the catalog.
+var ErrStorage = errors.New("cache storage")
+
 // newPkgInfo keeps p's description and icon, in stash when there is one.
 func newPkgInfo(p *declcfg.Package, stash Stash) (*pkgInfo, error) {
 	if stash == nil || (p.Description == "" && p.Icon == nil) {
@@ -56,9 +59,9 @@ func (pi *pkgInfo) details() (string, *declcfg.Icon, error) {
 	}
 	b, err := pi.stash.ReadStash(pi.stashed)
 	if err != nil {
-		return "", nil, fmt.Errorf("read the package's icon and description: %w", err)
+		return "", nil, fmt.Errorf("%w: read the package's icon and description: %w", ErrStorage, err)
 	}
-	errBad := errors.New("read the package's icon and description: bad record")
+	errBad := fmt.Errorf("%w: read the package's icon and description: bad record", ErrStorage)
 	n, k := binary.Uvarint(b)
 	if k <= 0 || n > uint64(len(b)-k) {
 		return "", nil, errBad

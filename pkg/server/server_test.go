@@ -433,3 +433,35 @@ func TestGzip(t *testing.T) {
 		t.Errorf("gzip health check: %v, %v", r, err)
 	}
 }
+
+// A bundle whose CSV is synthesized from olm.csv.metadata takes its
+// package's icon and description, which the load keeps out of memory
+// until then.
+func TestSynthesizedCSVTakesPackageIconAndDescription(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	icon := base64.StdEncoding.EncodeToString([]byte("<svg/>"))
+	catalog := `{"schema":"olm.package","name":"p","defaultChannel":"c","description":"the package's words","icon":{"base64data":"` + icon + `","mediatype":"image/svg+xml"}}
+{"schema":"olm.package","name":"q","defaultChannel":"c"}
+{"schema":"olm.channel","package":"p","name":"c","entries":[{"name":"p.v1"}]}
+{"schema":"olm.channel","package":"q","name":"c","entries":[{"name":"q.v1"}]}
+{"schema":"olm.bundle","name":"p.v1","package":"p","image":"x.io/p:1","properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.0.0"}},{"type":"olm.csv.metadata","value":{"displayName":"P"}}]}
+{"schema":"olm.bundle","name":"q.v1","package":"q","image":"x.io/q:1","properties":[{"type":"olm.package","value":{"packageName":"q","version":"1.0.0"}},{"type":"olm.csv.metadata","value":{"displayName":"Q","description":"its own"}}]}
+`
+	if err := os.WriteFile(filepath.Join(dir, "c.json"), []byte(catalog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := api.NewRegistryClient(serveDir(t, dir))
+	for _, tc := range []struct{ pkg, want, notWant string }{
+		{"p", `"displayName":"P","description":"the package's words","provider":{},"icon":[{"base64data":"` + icon + `","mediatype":"image/svg+xml"}]`, ""},
+		{"q", `"displayName":"Q","description":"its own","provider":{},"cleanup"`, `"icon"`},
+	} {
+		b, err := c.GetBundle(t.Context(), &api.GetBundleRequest{PkgName: tc.pkg, ChannelName: "c", CsvName: tc.pkg + ".v1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.GetCsvJson(), tc.want) || (tc.notWant != "" && strings.Contains(b.GetCsvJson(), tc.notWant)) {
+			t.Errorf("%s csvJson: %s\nwant it to contain %s", tc.pkg, b.GetCsvJson(), tc.want)
+		}
+	}
+}
