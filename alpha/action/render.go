@@ -63,20 +63,66 @@ func (DirResolver) Resolve(_ context.Context, ref string) (*Source, error) {
 }
 
 // renderEntry is one blob waiting for phase two. Blobs that were verbatim
-// in their file are read back from it; the others keep their canonical
-// bytes (or typed value) in memory.
+// in their file are read back from it; the others (YAML, JSON that needed
+// rewriting) keep their canonical bytes in the spill file, or in memory
+// when there is none, and blobs of in-memory sources their typed value.
 type renderEntry struct {
-	src    *fileSource
-	path   string
-	off, n int
-	data   []byte // owned canonical JSON, or nil
-	value  any    // typed value from an in-memory source, or nil
-	schema string
+	src     *fileSource
+	path    string
+	off, n  int
+	spilled bool   // the canonical bytes are in src.spill at soff
+	soff    int64  // where, when spilled
+	data    []byte // owned canonical JSON, or nil
+	value   any    // typed value from an in-memory source, or nil
+	schema  string
+}
+
+// spill holds the canonical bytes of rewritten blobs between the phases,
+// in an unlinked temporary file: rendering a YAML catalog then needs no
+// more memory than rendering a JSON one.
+type spill struct {
+	mu     sync.Mutex
+	f      *os.File
+	size   int64
+	failed bool // no temporary file: keep the bytes in memory
+}
+
+// put stores b and returns its offset; ok is false when b must be kept in
+// memory instead.
+func (s *spill) put(b []byte) (off int64, ok bool) {
+	s.mu.Lock()
+	if s.f == nil && !s.failed {
+		f, err := os.CreateTemp("", "opm-render-*")
+		if err != nil {
+			s.failed = true
+		} else {
+			_ = os.Remove(f.Name()) // gone with the process, whatever happens
+			s.f = f
+		}
+	}
+	if s.failed {
+		s.mu.Unlock()
+		return 0, false
+	}
+	off = s.size
+	s.size += int64(len(b))
+	s.mu.Unlock()
+	if _, err := s.f.WriteAt(b, off); err != nil {
+		return 0, false
+	}
+	return off, true
+}
+
+func (s *spill) close() {
+	if s.f != nil {
+		_ = s.f.Close()
+	}
 }
 
 // fileSource reads blobs back from a catalog tree in phase two.
 type fileSource struct {
 	fsys  fs.FS
+	spill *spill
 	mu    sync.Mutex
 	files map[string]fs.File
 	whole map[string][]byte
@@ -142,11 +188,13 @@ func (r Render) Run(ctx context.Context, w io.Writer) error {
 	var (
 		items   []declcfg.RenderItem
 		sources []*fileSource
+		sp      = &spill{}
 	)
 	defer func() {
 		for _, s := range sources {
 			s.close()
 		}
+		sp.close()
 	}()
 	for _, ref := range r.Refs {
 		src, err := resolver.Resolve(ctx, ref)
@@ -167,7 +215,7 @@ func (r Render) Run(ctx context.Context, w io.Writer) error {
 			}
 			continue
 		}
-		fsrc := &fileSource{fsys: src.FS, files: map[string]fs.File{}, whole: map[string][]byte{}}
+		fsrc := &fileSource{fsys: src.FS, spill: sp, files: map[string]fs.File{}, whole: map[string][]byte{}}
 		sources = append(sources, fsrc)
 		refItems, err := collect(ctx, fsrc)
 		if err != nil {
@@ -200,7 +248,9 @@ func collect(ctx context.Context, src *fileSource) ([]declcfg.RenderItem, error)
 		}
 		e := &renderEntry{src: src, path: b.Path, off: b.Offset, n: len(b.Blob), schema: b.Schema}
 		if !b.Verbatim {
-			e.data = bytes.Clone(b.Blob)
+			if e.soff, e.spilled = src.spill.put(b.Blob); !e.spilled {
+				e.data = bytes.Clone(b.Blob)
+			}
 		}
 		group := b.Package
 		if b.Schema == declcfg.SchemaPackage {
@@ -259,7 +309,16 @@ func (e *renderEntry) encode(dst []byte, f declcfg.Format, scratch *[]byte) ([]b
 	v := e.value
 	if v == nil {
 		data := e.data
-		if data == nil {
+		switch {
+		case e.spilled:
+			if cap(*scratch) < e.n {
+				*scratch = make([]byte, e.n)
+			}
+			data = (*scratch)[:e.n]
+			if _, err := e.src.spill.f.ReadAt(data, e.soff); err != nil {
+				return dst, fmt.Errorf("read back %s: %w", e.path, err)
+			}
+		case data == nil:
 			var err error
 			if data, err = e.src.readAt(e.path, e.off, e.n, *scratch); err != nil {
 				return dst, err
