@@ -25,10 +25,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"github.com/fastopm/fastopm/internal/imagetest"
 )
 
 // ent is one entry of a test layer.
@@ -113,37 +112,12 @@ func layerOf(t testing.TB, ents ...ent) v1.Layer {
 	return rawLayer(t, gz(t, tarBytes(t, ents...)))
 }
 
-// rawLayer returns a layer whose compressed content is b.
-func rawLayer(t testing.TB, b []byte) v1.Layer {
-	t.Helper()
-	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
-		return io.NopCloser(bytes.NewReader(b)), nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l
-}
+// rawLayer returns a layer whose (compressed or not) content is b.
+func rawLayer(t testing.TB, b []byte) v1.Layer { return imagetest.LayerFromTar(t, b) }
 
-// imageOf returns an image of the layers with the labels.
+// imageOf returns a linux/amd64 image of the layers with the labels.
 func imageOf(t testing.TB, labels map[string]string, layers ...v1.Layer) v1.Image {
-	t.Helper()
-	img, err := mutate.AppendLayers(empty.Image, layers...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cf, err := img.ConfigFile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cf = cf.DeepCopy()
-	cf.OS, cf.Architecture = "linux", "amd64"
-	cf.Config.Labels = labels
-	img, err = mutate.ConfigFile(img, cf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return img
+	return imagetest.Image(t, labels, layers...)
 }
 
 // testRegistry is an in-process registry that counts requests.
