@@ -248,8 +248,14 @@ func (s *Snapshot) read(off uint64, n uint32) ([]byte, error) {
 	if off+uint64(n) > uint64(s.bodiesEnd) {
 		return nil, fmt.Errorf("%w: location out of range", ErrCorruptAnswer)
 	}
+	return readRecord(s.f, off, n)
+}
+
+// readRecord reads the n bytes at off of a cache's storage; fewer is an
+// error.
+func readRecord(f io.ReaderAt, off uint64, n uint32) ([]byte, error) {
 	buf := make([]byte, n)
-	if m, err := s.f.ReadAt(buf, int64(off)); m < len(buf) {
+	if m, err := f.ReadAt(buf, int64(off)); m < len(buf) {
 		if err == nil || errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}

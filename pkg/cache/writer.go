@@ -167,14 +167,7 @@ func (w *Writer) Stash(b []byte) (registry.BodyRef, error) {
 
 // ReadStash reads back what Stash kept.
 func (w *Writer) ReadStash(r registry.BodyRef) ([]byte, error) {
-	b := make([]byte, r.Len)
-	if n, err := w.f.ReadAt(b, int64(r.Off)); n < len(b) {
-		if err == nil || errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
-		}
-		return nil, fmt.Errorf("read cache: %w", err)
-	}
-	return b, nil
+	return readRecord(w.f, r.Off, r.Len)
 }
 
 // Finish writes the complete cache file into dst, which must be empty and
