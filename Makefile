@@ -11,7 +11,6 @@ LDFLAGS       := -s -w \
 	-X $(PKG)/pkg/version.Version=$(VERSION) \
 	-X $(PKG)/pkg/version.GitCommit=$(GIT_COMMIT) \
 	-X $(PKG)/pkg/version.BuildDate=$(BUILD_DATE)
-STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 # The large benchmark catalogs (docs/performance.md).
 SHARED        ?= ../shared
@@ -32,24 +31,19 @@ build:
 test:
 	$(GO) test -race ./...
 
-## verify: formatting, vet, staticcheck and generated code up to date
-verify: fmt vet lint check-generated
+## verify: formatting, vet, staticcheck and generated code up to date (hack/verify.sh)
+verify:
+	./hack/verify.sh
 
-fmt:
-	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+fmt vet lint:
+	./hack/verify.sh $@
 
-vet:
-	$(GO) vet ./...
+check-generated:
+	./hack/verify.sh generated
 
-lint:
-	$(GO) run $(STATICCHECK) ./...
-
-## generate: regenerate pkg/api from proto/ with the pinned protoc and plugins
+## generate: regenerate pkg/api from proto/ with buf and the plugins pinned in go.mod (hack/generate.sh)
 generate:
 	./hack/generate.sh
-
-check-generated: generate
-	@git diff --exit-code -- pkg/api || (echo "generated code in pkg/api is out of date: run make generate"; exit 1)
 
 ## fuzz: a short run of every fuzz target (FUZZTIME each)
 FUZZTIME ?= 20s

@@ -1,55 +1,81 @@
 #!/usr/bin/env bash
 # Regenerates the Go code of the Registry API (pkg/api/*.pb.go) from
-# proto/registry.proto with pinned tools, so that the output is the same
-# byte for byte on every machine:
+# proto/registry.proto with Go alone: every tool comes through Go's module
+# system at a pinned version, so the output is the same byte for byte on
+# every machine with Go, and nothing is installed on the system.
 #
-#   protoc              Debian's protobuf-compiler (see PROTOC_VERSION);
-#                       hack/install-protoc.sh installs it.
-#   protoc-gen-go       the version go.mod pins for google.golang.org/protobuf
-#   protoc-gen-go-grpc  PROTOC_GEN_GO_GRPC_VERSION below
+#   buf                 hack/tools/go.mod (`tool` directive): compiles the
+#                       .proto files in pure Go and ships the well-known types
+#   protoc-gen-go       the root go.mod (`tool` directive), so it always matches
+#                       the google.golang.org/protobuf runtime the code links
+#   protoc-gen-go-grpc  the root go.mod (`tool` directive)
 #
-# Usage: hack/generate.sh   (wired as `make generate`; `make verify` runs it
-# and then `git diff --exit-code pkg/api`).
+# The plugins and their options are in hack/buf.gen.yaml.
+#
+# Usage:
+#   hack/generate.sh           rewrite pkg/api/*.pb.go    (make generate)
+#   hack/generate.sh --check   generate into a temporary directory and fail,
+#                              with a diff, unless pkg/api is up to date
+#                              (make verify; needs neither git nor a clean tree)
 set -euo pipefail
-
-# Keep in sync with hack/install-protoc.sh.
-PROTOC_VERSION="3.21.12"
-PROTOC_GEN_GO_GRPC_VERSION="v1.6.2"
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${root}"
 
-die() {
-	echo "generate.sh: $*" >&2
+check=false
+case "${1:-}" in
+"") ;;
+--check) check=true ;;
+*)
+	echo "usage: hack/generate.sh [--check]" >&2
+	exit 2
+	;;
+esac
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "${tmp}"' EXIT
+mkdir -p "${tmp}/bin" "${tmp}/out"
+
+export GOWORK=off
+go build -o "${tmp}/bin/protoc-gen-go" google.golang.org/protobuf/cmd/protoc-gen-go
+go build -o "${tmp}/bin/protoc-gen-go-grpc" google.golang.org/grpc/cmd/protoc-gen-go-grpc
+(cd hack/tools && go build -o "${tmp}/bin/buf" github.com/bufbuild/buf/cmd/buf)
+
+# buf writes to <-o>/pkg/api (the template's out); its cache stays in tmp.
+PATH="${tmp}/bin:${PATH}" BUF_CACHE_DIR="${tmp}/cache" \
+	"${tmp}/bin/buf" generate --template hack/buf.gen.yaml -o "${tmp}/out"
+
+generated=("${tmp}"/out/pkg/api/*.pb.go)
+[[ -e "${generated[0]}" ]] || {
+	echo "generate.sh: buf generated no Go files" >&2
 	exit 1
 }
 
-install_hint="install it with hack/install-protoc.sh (Debian/Ubuntu: apt-get install protobuf-compiler=${PROTOC_VERSION}-3 libprotobuf-dev=${PROTOC_VERSION}-3)"
+if ! ${check}; then
+	rm -f pkg/api/*.pb.go
+	cp "${generated[@]}" pkg/api/
+	exit 0
+fi
 
-command -v protoc >/dev/null 2>&1 || die "protoc not found; ${install_hint}"
-have="$(protoc --version)"
-[[ "${have}" == "libprotoc ${PROTOC_VERSION}" ]] ||
-	die "protoc is '${have}', want 'libprotoc ${PROTOC_VERSION}'; ${install_hint}"
-
-tools="$(mktemp -d)"
-trap 'rm -rf "${tools}"' EXIT
-
-# The well-known types (google/protobuf/struct.proto) ship in libprotobuf-dev.
-printf 'syntax = "proto3";\nimport "google/protobuf/struct.proto";\n' >"${tools}/wkt.proto"
-protoc -I "${tools}" --descriptor_set_out=/dev/null "${tools}/wkt.proto" 2>/dev/null ||
-	die "protoc cannot find google/protobuf/struct.proto; ${install_hint}"
-
-# protoc-gen-go resolves through go.mod, so it always matches the runtime.
-go build -o "${tools}/protoc-gen-go" google.golang.org/protobuf/cmd/protoc-gen-go
-# protoc-gen-go-grpc is a separate module, pinned here by version.
-env GOBIN="${tools}" GOFLAGS=-mod=mod GOWORK=off \
-	go install "google.golang.org/grpc/cmd/protoc-gen-go-grpc@${PROTOC_GEN_GO_GRPC_VERSION}"
-
-rm -f pkg/api/*.pb.go
-protoc \
-	-I proto \
-	--plugin=protoc-gen-go="${tools}/protoc-gen-go" \
-	--plugin=protoc-gen-go-grpc="${tools}/protoc-gen-go-grpc" \
-	--go_out=pkg/api --go_opt=paths=source_relative \
-	--go-grpc_out=pkg/api --go-grpc_opt=paths=source_relative \
-	proto/registry.proto
+stale=0
+for f in "${generated[@]}"; do
+	name="pkg/api/$(basename "${f}")"
+	if [[ ! -f "${name}" ]]; then
+		echo "generate.sh: ${name} is missing" >&2
+		stale=1
+	elif ! diff -u "${name}" "${f}" >&2; then
+		stale=1
+	fi
+done
+for f in pkg/api/*.pb.go; do
+	[[ -e "${f}" ]] || continue
+	if [[ ! -f "${tmp}/out/${f}" ]]; then
+		echo "generate.sh: ${f} is no longer generated" >&2
+		stale=1
+	fi
+done
+if [[ "${stale}" != 0 ]]; then
+	echo "generate.sh: generated code in pkg/api is out of date: run make generate" >&2
+	exit 1
+fi
+echo "generate.sh: pkg/api is up to date"
