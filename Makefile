@@ -16,9 +16,11 @@ LDFLAGS       := -s -w \
 SHARED        ?= ../shared
 BENCH_DIR     ?= /tmp/bench-large
 BENCH8_DIR    ?= /tmp/bench-8
+SHAPES_DIR    ?= /tmp/fastopm-shapes
+SHAPES        := channels chain shared-bundle custom custom-large
 BENCH_RUNS    ?= 5
 
-.PHONY: all build test verify fmt vet lint generate check-generated fuzz bench bench-catalog clean
+.PHONY: all build test verify fmt vet lint generate check-generated fuzz bench bench-catalog bench-shapes clean
 
 all: build
 
@@ -77,6 +79,16 @@ bench: build bench-catalog
 	$(GO) run ./hack/benchserve -opm $(BIN)/opm -catalog $(BENCH8_DIR) -load 0
 	OPM_BENCH_CATALOG=$(BENCH_DIR) $(GO) test -run XXX -bench 'Large|YAMLCatalog|DecodeBundles' -benchtime 5x \
 		./alpha/action ./alpha/declcfg ./alpha/model ./pkg/schema
+	@$(MAKE) --no-print-directory bench-shapes
+
+## bench-shapes: validate and serve (cold, to SERVING) on catalogs of extreme shapes (internal/shapecat), plus their Go benchmarks; needs no ../shared
+bench-shapes: build
+	@$(GO) run ./hack/shapecat -out $(SHAPES_DIR)
+	@for s in $(SHAPES); do \
+		$(GO) run ./hack/benchcmd -n 3 -name "validate $$s" -- $(BIN)/opm validate $(SHAPES_DIR)/$$s || exit 1; \
+		$(GO) run ./hack/benchserve -opm $(BIN)/opm -catalog $(SHAPES_DIR)/$$s -modes cold -runs 3 -load 0 || exit 1; \
+	done
+	$(GO) test -run XXX -bench 'Shapes' -benchtime 3x ./alpha/action ./alpha/model ./pkg/schema ./pkg/cache
 
 clean:
 	rm -rf $(BIN)

@@ -1,11 +1,13 @@
 package model
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"testing"
 
 	"github.com/fastopm/fastopm/alpha/declcfg"
+	"github.com/fastopm/fastopm/internal/shapecat"
 )
 
 // BenchmarkBuildLarge measures loading the large catalog into the model
@@ -29,5 +31,33 @@ func BenchmarkBuildLarge(b *testing.B) {
 		if _, problems := bld.Build(); len(problems) > 0 {
 			b.Fatalf("bench catalog has problems: %v", problems.Err())
 		}
+	}
+}
+
+// BenchmarkBuildShapes builds the model of each synthetic catalog shape
+// (internal/shapecat) at the size of the project's targets: costs that
+// grow with the shape rather than the bytes show here.
+func BenchmarkBuildShapes(b *testing.B) {
+	for _, s := range shapecat.Shapes {
+		b.Run(s.Name, func(b *testing.B) {
+			var blobs []declcfg.Blob
+			if err := declcfg.Walk(context.Background(), s.FS(0), func(blob *declcfg.Blob) error {
+				c := *blob
+				c.Blob = bytes.Clone(blob.Blob)
+				blobs = append(blobs, c)
+				return nil
+			}); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				bld := NewBuilder(Options{})
+				for i := range blobs {
+					bld.AddBlob(&blobs[i])
+				}
+				if _, problems := bld.Build(); len(problems) > 0 {
+					b.Fatalf("%s: %v", s.Name, problems.Err())
+				}
+			}
+		})
 	}
 }

@@ -300,6 +300,7 @@ func (bld *Builder) Build() (Model, Problems) {
 	b := &build{Builder: bld, m: Model{}, defaults: map[string]string{}, ambiguous: map[string]bool{}}
 	b.packages()
 	b.channels()
+	b.indexEntries()
 	b.bundles()
 	b.entriesWithoutBundles()
 	b.defaultChannels()
@@ -318,6 +319,10 @@ type build struct {
 	// the blobs their channels and bundles belong to is unknowable, so
 	// only the duplicate is reported for them.
 	ambiguous map[string]bool
+	// entries maps package and bundle name to the channel entries of that
+	// bundle, in channel name order, so that a bundle's channels are
+	// found without looking at every channel of its package.
+	entries map[string]map[string][]*Bundle
 }
 
 func (b *build) load(rule Rule, src Source, pkg, bundle, format string, args ...any) {
@@ -382,6 +387,20 @@ func (b *build) channels() {
 	}
 }
 
+// indexEntries fills b.entries once the channels are read.
+func (b *build) indexEntries() {
+	b.entries = make(map[string]map[string][]*Bundle, len(b.m))
+	for name, pkg := range b.m {
+		byName := map[string][]*Bundle{}
+		for _, ch := range sortedChannels(pkg) {
+			for n, mb := range ch.Bundles {
+				byName[n] = append(byName[n], mb)
+			}
+		}
+		b.entries[name] = byName
+	}
+}
+
 func (b *build) bundles() {
 	seen := map[string]map[string]bool{}
 	for _, r := range b.Builder.bundles {
@@ -406,14 +425,11 @@ func (b *build) bundles() {
 			seen[d.pkg] = map[string]bool{}
 		}
 		seen[d.pkg][d.name] = true
-		found := false
-		for _, ch := range pkg.Channels {
-			if mb := ch.Bundles[d.name]; mb != nil {
-				found = true
-				mb.Invalid = true // until the checks below pass
-			}
+		inChannels := b.entries[d.pkg][d.name]
+		for _, mb := range inChannels {
+			mb.Invalid = true // until the checks below pass
 		}
-		if !found && !b.incomplete {
+		if len(inChannels) == 0 && !b.incomplete {
 			b.load(RuleBundleNotInChannel, r.src, d.pkg, d.name, "package %q, bundle %q not found in any channel entries", d.pkg, d.name)
 		}
 		if !b.bundleValid(r.src, &d) {
@@ -429,11 +445,7 @@ func (b *build) bundles() {
 			b.load(RuleVersion, r.src, d.pkg, d.name, "error parsing bundle %q release version %q: %v", d.name, d.packages[0].Release, err)
 			continue
 		}
-		for _, ch := range sortedChannels(pkg) {
-			mb := ch.Bundles[d.name]
-			if mb == nil {
-				continue
-			}
+		for _, mb := range inChannels {
 			mb.HasBlob, mb.Invalid = true, false
 			mb.Image, mb.Properties = d.image, d.properties
 			mb.Version, mb.Release = ver, rel
@@ -581,8 +593,8 @@ func (b *build) deprecations() {
 			switch ref.Schema {
 			case declcfg.SchemaBundle:
 				found := false
-				for _, ch := range pkg.Channels {
-					if mb := ch.Bundles[ref.Name]; mb != nil && mb.HasBlob {
+				for _, mb := range b.entries[d.Package][ref.Name] {
+					if mb.HasBlob {
 						mb.Deprecation = dep
 						found = true
 					}

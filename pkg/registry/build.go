@@ -36,7 +36,7 @@ type Builder struct {
 	pkgs     map[string]*pkgInfo
 	bundles  map[bundleKey]*bundleRec
 	deferred []deferredBundle
-	metas    []metaRec
+	metas    chunked[metaRec]
 	errs     []error
 }
 
@@ -118,7 +118,7 @@ func (bld *Builder) AddBlob(b *declcfg.Blob) error {
 		h.Write(b.Blob)
 		m := metaRec{Meta{Schema: b.Schema, Package: b.Package, Name: b.Name, Hash: h.Sum64(), Body: ref}, b.File, b.Index}
 		bld.mu.Lock()
-		bld.metas = append(bld.metas, m)
+		bld.metas.add(m)
 		bld.mu.Unlock()
 	}
 	return nil
@@ -217,15 +217,18 @@ func (bld *Builder) index(m model.Model) (*Index, error) {
 	bundleIdx := map[bundleKey]int{}
 	for pi, name := range names {
 		mp := m[name]
-		var bnames []string
-		seen := map[string]bool{}
+		// A bundle's deprecation is the same in each of its channels.
+		deps := map[string]*model.Deprecation{}
 		for _, ch := range mp.Channels {
-			for bn := range ch.Bundles {
-				if !seen[bn] {
-					seen[bn] = true
-					bnames = append(bnames, bn)
+			for bn, mb := range ch.Bundles {
+				if d, seen := deps[bn]; !seen || d == nil {
+					deps[bn] = mb.Deprecation
 				}
 			}
+		}
+		bnames := make([]string, 0, len(deps))
+		for bn := range deps {
+			bnames = append(bnames, bn)
 		}
 		sort.Strings(bnames)
 		for _, bn := range bnames {
@@ -233,13 +236,8 @@ func (bld *Builder) index(m model.Model) (*Index, error) {
 			if rec == nil {
 				return nil, fmt.Errorf("package %q: bundle %q has no answer", name, bn)
 			}
-			b := Bundle{Package: pi, Name: bn, HasImage: rec.hasImage, Provides: rec.provides, Body: rec.body}
-			for _, ch := range mp.Channels {
-				if mb := ch.Bundles[bn]; mb != nil && mb.Deprecation != nil {
-					b.Deprecation = &Deprecation{Message: mb.Deprecation.Message}
-					break
-				}
-			}
+			b := Bundle{Package: pi, Name: bn, HasImage: rec.hasImage, Provides: rec.provides, Body: rec.body,
+				Deprecation: deprecation(deps[bn])}
 			bundleIdx[bundleKey{name, bn}] = len(x.Bundles)
 			x.Bundles = append(x.Bundles, b)
 		}
@@ -272,8 +270,8 @@ func (bld *Builder) index(m model.Model) (*Index, error) {
 		}
 		x.Packages = append(x.Packages, p)
 	}
-	x.Metas = sortMetas(bld.metas)
-	bld.metas = nil
+	x.Metas = sortMetas(bld.metas.all())
+	bld.metas = chunked[metaRec]{}
 	return x, x.Validate()
 }
 
@@ -290,6 +288,34 @@ func deprecation(d *model.Deprecation) *Deprecation {
 		return nil
 	}
 	return &Deprecation{Message: d.Message}
+}
+
+// chunked is an append-only list kept in fixed-size chunks, so that it
+// grows without copying what it holds: a catalog may have hundreds of
+// thousands of custom blobs.
+type chunked[T any] struct {
+	chunks [][]T
+	n      int
+}
+
+const chunkLen = 4096
+
+func (c *chunked[T]) add(v T) {
+	if k := len(c.chunks) - 1; k >= 0 && len(c.chunks[k]) < chunkLen {
+		c.chunks[k] = append(c.chunks[k], v)
+	} else {
+		c.chunks = append(c.chunks, append(make([]T, 0, chunkLen), v))
+	}
+	c.n++
+}
+
+// all returns the elements in one slice.
+func (c *chunked[T]) all() []T {
+	out := make([]T, 0, c.n)
+	for _, ch := range c.chunks {
+		out = append(out, ch...)
+	}
+	return out
 }
 
 // sortMetas orders custom blobs by schema, package, name and content, then
