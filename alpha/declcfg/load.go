@@ -549,7 +549,7 @@ func extractMeta(m *Meta) error {
 	canonjson.ForEachMember(m.Blob, func(key, val []byte) bool {
 		f := string(key)
 		if needFold {
-			name, _ := canonjson.String(quoteRaw(key))
+			name, _ := canonjson.Key(key)
 			f = cases.Fold().String(name) // a Caser is not safe for concurrent use
 			byFold[f] = append(byFold[f], name)
 		}
@@ -566,7 +566,7 @@ func extractMeta(m *Meta) error {
 		}
 		s, ok := canonjson.String(val)
 		if !ok {
-			name, _ := canonjson.String(quoteRaw(key))
+			name, _ := canonjson.Key(key)
 			err = fmt.Errorf("the value of %q must be a string, found %s", name, canonjson.TypeName(val))
 			return false
 		}
@@ -593,14 +593,6 @@ func extractMeta(m *Meta) error {
 	return nil
 }
 
-// quoteRaw turns a raw key back into a JSON string value.
-func quoteRaw(key []byte) []byte {
-	q := make([]byte, 0, len(key)+2)
-	q = append(q, '"')
-	q = append(q, key...)
-	return append(q, '"')
-}
-
 func article(word string) string {
 	if strings.IndexByte("aeiou", word[0]) >= 0 {
 		return "an"
@@ -608,10 +600,28 @@ func article(word string) string {
 	return "a"
 }
 
+// metaKeyToRename reports whether the raw key k spells schema, package or
+// name other than in lower case.
+func metaKeyToRename(k []byte) bool {
+	switch string(k) {
+	case "schema", "package", "name":
+		return false
+	}
+	return canonjson.KeyFold(k, "schema") || canonjson.KeyFold(k, "package") || canonjson.KeyFold(k, "name")
+}
+
 // NormalizeMetaKeys returns the blob with its schema, package and name keys
 // spelled in lower case (upstream matches them case-insensitively, the CUE
 // schema does not). It returns blob itself when nothing needs renaming.
 func NormalizeMetaKeys(blob []byte) []byte {
+	needed := false
+	canonjson.ForEachMember(blob, func(k, _ []byte) bool {
+		needed = metaKeyToRename(k)
+		return !needed
+	})
+	if !needed {
+		return blob
+	}
 	type member struct{ key, val []byte }
 	var (
 		members []member

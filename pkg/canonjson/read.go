@@ -163,6 +163,18 @@ func String(val []byte) (s string, ok bool) {
 	return string(b), true
 }
 
+// Key decodes a raw object key (the bytes between the quotes, as
+// ForEachMember gives it).
+func Key(raw []byte) (string, bool) {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw), true
+	}
+	q := make([]byte, 0, len(raw)+2)
+	q = append(q, '"')
+	q = append(q, raw...)
+	return String(append(q, '"'))
+}
+
 // RawString returns the bytes of the string value val without its quotes,
 // decoding escapes only when there are any. ok is false when val is not a
 // string.
@@ -179,9 +191,6 @@ func RawString(val []byte) (b []byte, ok bool) {
 	}
 	return b, true
 }
-
-// KeyIs reports whether the raw key equals name.
-func KeyIs(key []byte, name string) bool { return string(key) == name }
 
 // KeyFold reports whether the decoded raw key equals name under Unicode
 // simple case folding, which is how encoding/json matches object keys to

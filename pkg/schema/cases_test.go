@@ -12,6 +12,25 @@ type checkCase struct {
 }
 
 var checkCases = []checkCase{
+	// Numbers: shapes keep only int or float; the verdicts must follow.
+	{name: "number int where int", schema: "olm.bundle",
+		blob: `{"schema":"olm.bundle","package":"p","name":"p.v1","image":"i","properties":[{"type":"olm.csv.metadata","value":{"apiServiceDefinitions":{"owned":[{"name":"n","group":"g","version":"v1","kind":"K","containerPort":8443},{"name":"n","group":"g","version":"v1","kind":"K","containerPort":-1}]}}}]}`},
+	{name: "number float where int", schema: "olm.bundle",
+		blob: `{"schema":"olm.bundle","package":"p","name":"p.v1","image":"i","properties":[{"type":"olm.csv.metadata","value":{"apiServiceDefinitions":{"owned":[{"name":"n","group":"g","version":"v1","kind":"K","containerPort":8443},{"name":"n","group":"g","version":"v1","kind":"K","containerPort":84.5}]}}}]}`,
+		want: []Violation{{Path: "properties[0].value.apiServiceDefinitions.owned[1].containerPort", Message: "conflicting values 84.5 and int (mismatched types float and int)"}}},
+	{name: "number where string", schema: "olm.bundle",
+		blob: `{"schema":"olm.bundle","package":"p","name":"p.v1","image":"i","properties":[{"type":"olm.package","value":{"packageName":"p","version":1}},{"type":"olm.package","value":{"packageName":"p","version":1.5}}]}`,
+		want: []Violation{
+			{Path: "properties[0].value.version", Message: "conflicting values 1 and string (mismatched types int and string)"},
+			{Path: "properties[1].value.version", Message: "conflicting values 1.5 and string (mismatched types float and string)"},
+		}},
+	// Blobs of other schemas only meet _Meta, which is open: any other
+	// field, of any value, is allowed.
+	{name: "custom schema with any fields", schema: "example.com.note",
+		blob: `{"schema":"example.com.note","package":"p","name":7,"entries":"x","relatedImages":[1,null,{"image":""}],"value":{"nested":[[1.5],{"schema":""}]},"Zeta":null}`},
+	{name: "custom schema with bad meta fields", schema: "example.com.note",
+		blob: `{"schema":"example.com.note","package":"","properties":[{"type":"x"}],"value":{"schema":""}}`,
+		want: []Violation{{Path: "package", Message: `invalid value "" (out of bound !="")`}}},
 	// Valid blobs.
 	{name: "package minimal", schema: "olm.package",
 		blob: `{"schema":"olm.package","name":"etcd","defaultChannel":"stable"}`},

@@ -71,7 +71,6 @@ func (c *Checker) Check(schemaName string, blob []byte) []Violation {
 // its split lists, looks their verdicts up (evaluating CUE for new shapes),
 // records failing elements in st.failed and reports the skeleton's verdict.
 func (c *Checker) scan(st *checkState, k kind, src []byte) (skeletonOK bool, err error) {
-	sh := &st.shaper
 	dst := append(st.skeleton[:0], byte(k))
 	defer func() { st.skeleton = dst }()
 	i := skipWS(src, 0)
@@ -84,6 +83,7 @@ func (c *Checker) scan(st *checkState, k kind, src []byte) (skeletonOK bool, err
 		dst = append(dst, '}')
 		i++
 	} else {
+		first := true
 		for {
 			i = skipWS(src, i)
 			if i >= len(src) || src[i] != '"' {
@@ -94,37 +94,34 @@ func (c *Checker) scan(st *checkState, k kind, src []byte) (skeletonOK bool, err
 				return false, err
 			}
 			key := src[i+1 : end-1]
-			dst = append(dst, src[i:end]...)
+			keyStart := i
 			i = skipWS(src, end)
 			if i >= len(src) || src[i] != ':' {
 				return false, errSyntax
 			}
-			dst = append(dst, ':')
 			i = skipWS(src, i+1)
-			split := -1
-			if i < len(src) && src[i] == '[' {
-				for n, lf := range blobLists[k] {
-					if string(key) == lf.name {
-						split = n
-						break
-					}
+			if k == kindMeta && !c.metaLabels.has(key) {
+				// _Meta is open: a field it does not name is allowed
+				// whatever its value, so it has no part in the shape.
+				if i, err = skipValue(src, i); err != nil {
+					return false, err
 				}
-			}
-			if split >= 0 {
-				dst = append(dst, "[]"...)
-				i, err = c.scanList(st, blobLists[k][split], src, i)
 			} else {
-				dst, i, err = sh.value(dst, src, i)
-			}
-			if err != nil {
-				return false, err
+				if !first {
+					dst = append(dst, ',')
+				}
+				first = false
+				dst = append(dst, src[keyStart:end]...)
+				dst = append(dst, ':')
+				if dst, i, err = c.scanField(st, k, key, dst, src, i); err != nil {
+					return false, err
+				}
 			}
 			i = skipWS(src, i)
 			if i >= len(src) {
 				return false, errSyntax
 			}
 			if src[i] == ',' {
-				dst = append(dst, ',')
 				i++
 				continue
 			}
@@ -140,6 +137,21 @@ func (c *Checker) scan(st *checkState, k kind, src []byte) (skeletonOK bool, err
 		return false, errSyntax
 	}
 	return c.verdict(k, dst), nil
+}
+
+// scanField appends the shape of the top-level field value at src[i] to
+// dst, splitting it off as a list when the blob's kind says so, and
+// returns the extended dst and the index just past the value.
+func (c *Checker) scanField(st *checkState, k kind, key, dst, src []byte, i int) ([]byte, int, error) {
+	if i < len(src) && src[i] == '[' {
+		for _, lf := range blobLists[k] {
+			if string(key) == lf.name {
+				i, err := c.scanList(st, lf, src, i)
+				return append(dst, "[]"...), i, err
+			}
+		}
+	}
+	return st.shaper.value(dst, src, i)
 }
 
 // scanList checks the shape of every element of the list at src[i] against

@@ -157,6 +157,9 @@ func blobKind(schemaName string) kind {
 // 120 MB catalog), so use one Checker per catalog or per process.
 type Checker struct {
 	voc vocabulary
+	// metaLabels are the fields _Meta names. _Meta is open, so the other
+	// top-level fields of a blob checked against it alone do not matter.
+	metaLabels wordSet
 
 	// mu serializes CUE evaluation: cue.Value reads of finalized values are
 	// safe for concurrent use, but building and unifying new values on a
@@ -187,6 +190,16 @@ func New() (*Checker, error) {
 	meta := root.LookupPath(cue.MakePath(cue.Hid("_Meta", "_")))
 	if !meta.Exists() {
 		return nil, fmt.Errorf("schema.cue: _Meta not found")
+	}
+	if !meta.Allows(cue.Str(keyPlaceholderPrefix + "any")) {
+		return nil, fmt.Errorf("schema.cue: _Meta must be open (shapes leave out the fields it does not name)")
+	}
+	fields, err := meta.Fields(cue.Optional(true))
+	if err != nil {
+		return nil, fmt.Errorf("schema.cue: _Meta: %w", err)
+	}
+	for fields.Next() {
+		c.metaLabels.add(fields.Selector().Unquoted())
 	}
 	for k, name := range kindDefs {
 		v := meta
@@ -221,6 +234,19 @@ func (w *wordSet) add(s string) {
 	}
 	w.set[s] = struct{}{}
 	w.maxLen = max(w.maxLen, len(s))
+}
+
+// has reports whether the raw (unquoted, undecoded) key is in the set.
+// Members are plain, so a key with an escape sequence is compared decoded.
+func (w *wordSet) has(raw []byte) bool {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		_, ok := w.set[string(raw)]
+		return ok
+	}
+	q := make([]byte, 0, len(raw)+2)
+	q = append(append(append(q, '"'), raw...), '"')
+	_, ok := w.match(q, 0, len(q))
+	return ok
 }
 
 // match reports whether the JSON string src[i:end] (quotes included) is in
@@ -303,6 +329,11 @@ func schemaVocabulary(src string) (vocabulary, error) {
 			ast.Walk(n.Value, before, nil)
 			return false
 		case *ast.BasicLit:
+			if n.Kind == token.INT || n.Kind == token.FLOAT {
+				// Shapes replace every number by 0 or 0.5 (shape.go).
+				walkErr = fmt.Errorf("schema.cue: number literal %s: shapes keep only whether a number is an int", n.Value)
+				return false
+			}
 			if n.Kind != token.STRING {
 				return true
 			}

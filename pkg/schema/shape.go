@@ -19,6 +19,13 @@ const placeholder = "s"
 // starts with it.
 const keyPlaceholderPrefix = "~"
 
+// intShape and floatShape stand for every integer literal and every other
+// number: CUE types the first int, the second float.
+const (
+	intShape   = "0"
+	floatShape = "0.5"
+)
+
 // errSyntax reports bytes that the shape scanner cannot read as JSON.
 var errSyntax = errors.New("invalid JSON")
 
@@ -86,10 +93,20 @@ func (s *shaper) value(dst, src []byte, i int) ([]byte, int, error) {
 		return word(dst, src, i, "null")
 	case c == '-' || (c >= '0' && c <= '9'):
 		j := i + 1
+		integer := true
 		for j < len(src) && isNumberByte(src[j]) {
+			if src[j] < '0' || src[j] > '9' {
+				integer = false
+			}
 			j++
 		}
-		return append(dst, src[i:j]...), j, nil
+		// schema.cue has no number literals and no bounds (New refuses
+		// them): a number only meets type constraints, under which every
+		// integer literal behaves as 0 and every other number as 0.5.
+		if integer {
+			return append(dst, intShape...), j, nil
+		}
+		return append(dst, floatShape...), j, nil
 	}
 	return dst, i, errSyntax
 }
@@ -137,6 +154,51 @@ func stringEnd(src []byte, i int) (int, error) {
 		}
 		j = q + 1
 	}
+}
+
+// skipValue returns the index just past the JSON value at src[i:] (after
+// optional whitespace), looking only at brackets and strings: the caller
+// knows the input is JSON and needs no shape of the value.
+func skipValue(src []byte, i int) (int, error) {
+	i = skipWS(src, i)
+	depth := 0
+	for i < len(src) {
+		switch c := src[i]; c {
+		case '"':
+			end, err := stringEnd(src, i)
+			if err != nil {
+				return end, err
+			}
+			i = end
+		case '{', '[':
+			if depth >= maxDepth {
+				return i, errTooDeep
+			}
+			depth++
+			i++
+		case '}', ']':
+			if depth == 0 {
+				return i, nil // the end of a scalar
+			}
+			depth--
+			i++
+		case ',', ':', ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return i, nil
+			}
+			i++
+		default:
+			i++
+			continue
+		}
+		if depth == 0 {
+			return i, nil
+		}
+	}
+	if depth != 0 {
+		return i, errSyntax
+	}
+	return i, nil
 }
 
 // str appends the shape of the string at src[i]: "" when empty, the string

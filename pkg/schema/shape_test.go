@@ -18,25 +18,29 @@ func TestShape(t *testing.T) {
 		{name: "escaped literal", in: `{"data":"olm\u002epackage","group":"\n","kind":"\\"}`,
 			want: `{"data":"olm.package","group":"s","kind":"s"}`},
 		{name: "escaped quotes and backslashes", in: `{"data":"x\"y","group":"x\\","kind":"\\\"","name":1}`,
-			want: `{"data":"s","group":"s","kind":"s","name":1}`},
+			want: `{"data":"s","group":"s","kind":"s","name":0}`},
 		{name: "long string", in: `{"data":` + long + `,"type":"olm.bundle.object"}`,
 			want: `{"data":"s","type":"olm.bundle.object"}`},
 		{name: "label keys kept", in: `{"x-descriptors":"a","name":"b","n\u0061me":"c"}`,
 			want: `{"x-descriptors":"s","name":"s","n\u0061me":"s"}`},
 		{name: "other keys anonymized", in: `{"alm-examples":"[]","capabilities":"Basic","createdAt":"","name":"n","replicas":3,"zz":"a"}`,
-			want: `{"name":"s","~0":"","~1":"s","~2":3}`},
+			want: `{"name":"s","~0":"","~1":"s","~2":0}`},
 		{name: "anonymized keys nested", in: `{"a":{"b":[1,2],"c":{"d":1}},"e":{"f":[2,1]}}`,
-			want: `{"~0":{"~0":[1,2],"~1":{"~0":1}},"~1":{"~0":[1,2]}}`},
-		{name: "scalars kept", in: `[1,1.5e3,-2,true,false,null,1]`,
-			want: `[-2,1,1.5e3,false,null,true]`},
+			want: `{"~0":{"~0":[0],"~1":{"~0":0}},"~1":{"~0":[0]}}`},
+		{name: "scalars", in: `[1,1.5e3,-2,true,false,null,1]`,
+			want: `[0,0.5,false,null,true]`},
+		// CUE types an integer literal int and any other number float;
+		// schema.cue has no number literals or bounds.
+		{name: "numbers", in: `[-0,10,123456789012345678901234567890,1.0,1e3,-2.5,1E+2]`, want: `[0,0.5]`},
 		{name: "list of strings", in: `["a","b","c"]`, want: `["s"]`},
-		{name: "list of objects", in: `[{"name":"a"},{"kind":1},{"name":"b"}]`, want: `[{"kind":1},{"name":"s"}]`},
-		{name: "list order", in: `[{"name":1},{"kind":"a"}]`, want: `[{"kind":"s"},{"name":1}]`},
-		{name: "nested lists", in: `[[1,2],[2,1],[1]]`, want: `[[1,2],[1]]`},
-		{name: "many distinct", in: `[` + manyNumbers(100) + `,0,1]`, want: `[` + sortedNumbers(100) + `]`},
+		{name: "list of objects", in: `[{"name":"a"},{"kind":1},{"name":"b"}]`, want: `[{"kind":0},{"name":"s"}]`},
+		{name: "list order", in: `[{"name":1},{"kind":"a"}]`, want: `[{"kind":"s"},{"name":0}]`},
+		{name: "nested lists", in: `[[1,2.5],[2.5,1],[1]]`, want: `[[0,0.5],[0]]`},
+		{name: "many distinct", in: `[` + manyShapes(100) + `,[],[[]]]`, want: `[` + sortedShapes(100) + `]`},
 		{name: "many distinct anonymized", in: `{` + manyKeys(100) + `}`, want: `{` + anonKeys(100) + `}`},
+		{name: "many alike anonymized", in: `{` + manyNumberKeys(100) + `}`, want: `{"~0":0}`},
 		{name: "empty", in: `{"data":[],"ref":{}}`, want: `{"data":[],"ref":{}}`},
-		{name: "whitespace", in: " { \"data\" : [ 1 , 1 ] ,\n\"ref\":\t\"\" } ", want: `{"data":[1],"ref":""}`},
+		{name: "whitespace", in: " { \"data\" : [ 1 , 1 ] ,\n\"ref\":\t\"\" } ", want: `{"data":[0],"ref":""}`},
 		{name: "truncated", in: `{"a":`, wantErr: true},
 		{name: "missing value", in: `{"a":}`, wantErr: true},
 		{name: "trailing comma", in: `[1,]`, wantErr: true},
@@ -60,9 +64,58 @@ func TestShape(t *testing.T) {
 }
 
 // manyKeys is "k99":99,...,"k0":0.
+// nested is a list nested d deep: lists nested to different depths have
+// different shapes.
+func nested(d int) string { return strings.Repeat("[", d) + strings.Repeat("]", d) }
+
+// manyShapes is n values of distinct shapes, shallowest first.
+func manyShapes(n int) string {
+	all := make([]string, n)
+	for i := range all {
+		all[i] = nested(i + 1)
+	}
+	return strings.Join(all, ",")
+}
+
+// sortedShapes is manyShapes(n) in byte order: deepest first.
+func sortedShapes(n int) string {
+	all := make([]string, n)
+	for i := range all {
+		all[i] = nested(n - i)
+	}
+	return strings.Join(all, ",")
+}
+
+// manyKeys is n keys that are not schema labels, with values of distinct
+// shapes.
 func manyKeys(n int) string {
 	var b strings.Builder
 	for i := n - 1; i >= 0; i-- {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"k` + itoa(i) + `":` + nested(i+1))
+	}
+	return b.String()
+}
+
+// anonKeys is the shape of manyKeys(n): anonymous keys in order of value.
+func anonKeys(n int) string {
+	var b strings.Builder
+	for k := range n {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"~` + itoa(k) + `":` + nested(n-k))
+	}
+	return b.String()
+}
+
+// manyNumberKeys is n keys that are not schema labels, with distinct
+// integer values: one shape.
+func manyNumberKeys(n int) string {
+	var b strings.Builder
+	for i := range n {
 		if b.Len() > 0 {
 			b.WriteByte(',')
 		}
@@ -71,48 +124,34 @@ func manyKeys(n int) string {
 	return b.String()
 }
 
-// anonKeys is the shape of manyKeys(n): anonymous keys in order of value.
-func anonKeys(n int) string {
-	var b strings.Builder
-	for k, v := range strings.Split(sortedNumbers(n), ",") {
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(`"~` + itoa(k) + `":` + v)
-	}
-	return b.String()
-}
-
-func manyNumbers(n int) string {
-	var b strings.Builder
-	for i := n - 1; i >= 0; i-- {
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(itoa(i))
-	}
-	return b.String()
-}
-
-// sortedNumbers is 0..n-1 in byte order of their decimal text.
-func sortedNumbers(n int) string {
-	var all []string
-	for i := 0; i < n; i++ {
-		all = append(all, itoa(i))
-	}
-	for i := 1; i < len(all); i++ {
-		for j := i; j > 0 && all[j] < all[j-1]; j-- {
-			all[j], all[j-1] = all[j-1], all[j]
-		}
-	}
-	return strings.Join(all, ",")
-}
-
 func itoa(i int) string {
 	if i < 10 {
 		return string(rune('0' + i))
 	}
 	return itoa(i/10) + string(rune('0'+i%10))
+}
+
+func TestSkipValue(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want int // index just past the value; -1: an error
+	}{
+		{`1,`, 1}, {` -2.5e3}`, 7}, {`true]`, 4}, {`null`, 4}, {`"a,}\"b"x`, 8},
+		{`[1,[2,{"a":"]"}]],3`, 17}, {`{}`, 2}, {`{"a":{}}}`, 8},
+		{`[1,2`, -1}, {`"abc`, -1}, {`{"a":[}`, -1},
+		{strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1), -1},
+	} {
+		got, err := skipValue([]byte(tt.in), 0)
+		if tt.want < 0 {
+			if err == nil {
+				t.Errorf("skipValue(%.20q): no error", tt.in)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("skipValue(%.20q) = %d, %v; want %d", tt.in, got, err, tt.want)
+		}
+	}
 }
 
 // TestSkeleton checks the decomposition: which top-level lists are split
@@ -134,10 +173,18 @@ func TestSkeleton(t *testing.T) {
 			`{"defaultChannel":"s","entries":[{"name":"s"}],"name":"s","properties":[],"schema":"olm.package"}`, 1},
 		{"olm.deprecations",
 			`{"entries":[{"message":"m","reference":{"schema":"olm.package"}}],"package":"p","properties":[{"type":"x","value":1}],"schema":"olm.deprecations"}`,
-			`{"entries":[],"package":"s","properties":[{"type":"s","value":1}],"schema":"olm.deprecations"}`, 1},
+			`{"entries":[],"package":"s","properties":[{"type":"s","value":0}],"schema":"olm.deprecations"}`, 1},
 		{"olm.template",
 			`{"entries":[1],"properties":[{"type":"x","value":1}],"relatedImages":[2],"schema":"olm.template"}`,
-			`{"entries":[1],"properties":[],"relatedImages":[2],"schema":"s"}`, 1},
+			`{"properties":[],"schema":"s"}`, 1},
+		// _Meta is open: fields it does not name are left out of the
+		// skeleton, whatever their values.
+		{"other",
+			`{"a":{"b":[1,{"c":"\"]}"}]},"name":"n","package":"p","schema":"other","z":"x"}`,
+			`{"package":"s","schema":"s"}`, 0},
+		{"other",
+			`{"a":1.5,"name":"n","properties":[{"type":"t","value":2}],"schema":"other","z":null}`,
+			`{"properties":[],"schema":"s"}`, 1},
 		{"olm.bundle",
 			`{"properties":"x","schema":"olm.bundle"}`,
 			`{"properties":"s","schema":"olm.bundle"}`, 0},
