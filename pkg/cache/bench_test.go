@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/fastopm/fastopm/internal/shapecat"
 )
 
 // benchCatalog is the catalog of the benchmarks: $OPM_BENCH_CATALOG, or
@@ -72,5 +74,23 @@ func BenchmarkOpenIndex(b *testing.B) {
 			b.Fatal(err)
 		}
 		snap.Close()
+	}
+}
+
+// BenchmarkBuildShapes is the cold start on each synthetic catalog shape
+// (internal/shapecat) at the size of the project's targets.
+func BenchmarkBuildShapes(b *testing.B) {
+	tmp := b.TempDir()
+	for _, s := range shapecat.Shapes {
+		b.Run(s.Name, func(b *testing.B) {
+			fsys := s.FS(0)
+			for b.Loop() {
+				snap, _, err := Build(b.Context(), fsys, tmp)
+				if err != nil {
+					b.Fatal(err)
+				}
+				snap.Close()
+			}
+		})
 	}
 }

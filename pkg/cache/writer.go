@@ -1,9 +1,9 @@
 package cache
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -11,9 +11,6 @@ import (
 	"math"
 	"os"
 	"sync"
-
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/fastopm/fastopm/pkg/registry"
 )
@@ -47,13 +44,28 @@ const FormatVersion = 1
 
 // Writer stores answers in a cache file as a catalog is read. It is the
 // registry.Sink of a cache build; its methods are safe for concurrent use.
+//
+// Small records are gathered in memory and written a batch at a time: a
+// catalog of many small custom blobs would otherwise cost a system call
+// per blob.
 type Writer struct {
 	f storage
 
 	mu   sync.Mutex
-	size int64
-	err  error
+	size int64 // the bytes stored, written or pending
+	// pending holds the records at [pendingOff, size) that are not yet
+	// written; when not empty it ends at size.
+	pending    []byte
+	pendingOff int64
+	err        error
 }
+
+// A record up to batchRecord bytes waits in Writer.pending until
+// batchSize bytes are there.
+const (
+	batchRecord = 64 << 10
+	batchSize   = 1 << 20
+)
 
 var bufPool = sync.Pool{New: func() any { return new([]byte) }}
 
@@ -80,7 +92,7 @@ func newWriter(f storage) (*Writer, error) {
 	return &Writer{f: f, size: headerSize}, nil
 }
 
-// append writes rec at the end of the file and returns its offset.
+// append stores rec at the end of the file and returns its offset.
 func (w *Writer) append(rec []byte) (int64, error) {
 	w.mu.Lock()
 	if w.err != nil {
@@ -89,17 +101,47 @@ func (w *Writer) append(rec []byte) (int64, error) {
 	}
 	off := w.size
 	w.size += int64(len(rec))
+	if len(rec) <= batchRecord {
+		if len(w.pending)+len(rec) > batchSize {
+			w.flushLocked()
+		}
+		if len(w.pending) == 0 {
+			w.pendingOff = off
+		}
+		w.pending = append(w.pending, rec...)
+		err := w.err
+		w.mu.Unlock()
+		return off, err
+	}
+	// pending must stay contiguous and end at size.
+	w.flushLocked()
 	w.mu.Unlock()
 	if _, err := w.f.WriteAt(rec, off); err != nil {
-		err = fmt.Errorf("write cache: %w", err)
-		w.mu.Lock()
-		if w.err == nil {
-			w.err = err
-		}
-		w.mu.Unlock()
-		return 0, err
+		return 0, w.fail(err)
 	}
 	return off, nil
+}
+
+// flushLocked writes the pending records. w.mu is held.
+func (w *Writer) flushLocked() {
+	if len(w.pending) == 0 || w.err != nil {
+		return
+	}
+	if _, err := w.f.WriteAt(w.pending, w.pendingOff); err != nil {
+		w.err = fmt.Errorf("write cache: %w", err)
+	}
+	w.pending = w.pending[:0]
+}
+
+// fail records the first write error and returns it.
+func (w *Writer) fail(err error) error {
+	err = fmt.Errorf("write cache: %w", err)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err == nil {
+		w.err = err
+	}
+	return err
 }
 
 // errTooLarge is a record whose length does not fit the cache's 32 bits.
@@ -128,18 +170,14 @@ func (w *Writer) PutBundle(a *registry.BundleAnswer) (registry.BodyRef, error) {
 // PutMeta stores a custom-schema blob as an encoded google.protobuf.Struct,
 // prefixed with its CRC-32C.
 func (w *Writer) PutMeta(blob []byte) (registry.BodyRef, error) {
-	var v map[string]any
-	if err := json.Unmarshal(blob, &v); err != nil {
-		return registry.BodyRef{}, fmt.Errorf("decode blob: %w", err)
-	}
-	s, err := structpb.NewStruct(v)
+	enc := structEncoders.Get().(*structEncoder)
+	defer structEncoders.Put(enc)
+	bp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(bp)
+	rec, err := enc.appendStruct(append((*bp)[:0], 0, 0, 0, 0), blob)
+	*bp = rec
 	if err != nil {
-		return registry.BodyRef{}, fmt.Errorf("convert blob to a protobuf Struct: %w", err)
-	}
-	rec := make([]byte, 4, 4+proto.Size(s))
-	rec, err = proto.MarshalOptions{Deterministic: true}.MarshalAppend(rec, s)
-	if err != nil {
-		return registry.BodyRef{}, fmt.Errorf("encode blob: %w", err)
+		return registry.BodyRef{}, fmt.Errorf("encode blob as a protobuf Struct: %w", err)
 	}
 	if len(rec) > math.MaxUint32 {
 		return registry.BodyRef{}, errTooLarge
@@ -151,6 +189,8 @@ func (w *Writer) PutMeta(blob []byte) (registry.BodyRef, error) {
 	}
 	return registry.BodyRef{Off: uint64(off), Len: uint32(len(rec))}, nil
 }
+
+var structEncoders = sync.Pool{New: func() any { return new(structEncoder) }}
 
 // Stash keeps b in the storage until the load is done (registry.Stash).
 // No index refers to it, so Finish leaves it out of a saved cache.
@@ -167,6 +207,18 @@ func (w *Writer) Stash(b []byte) (registry.BodyRef, error) {
 
 // ReadStash reads back what Stash kept.
 func (w *Writer) ReadStash(r registry.BodyRef) ([]byte, error) {
+	w.mu.Lock()
+	if len(w.pending) > 0 && int64(r.Off) >= w.pendingOff {
+		start := int64(r.Off) - w.pendingOff
+		if start+int64(r.Len) > int64(len(w.pending)) {
+			w.mu.Unlock()
+			return nil, fmt.Errorf("read cache: %w", io.ErrUnexpectedEOF)
+		}
+		b := bytes.Clone(w.pending[start : start+int64(r.Len)])
+		w.mu.Unlock()
+		return b, nil
+	}
+	w.mu.Unlock()
 	return readRecord(w.f, r.Off, r.Len)
 }
 
@@ -188,6 +240,8 @@ func (w *Writer) ReadStash(r registry.BodyRef) ([]byte, error) {
 func (w *Writer) Finish(ctx context.Context, dst *os.File, x *registry.Index, fp Fingerprint, producer string) (*Snapshot, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.flushLocked()
+	w.pending = nil
 	if w.err != nil {
 		return nil, w.err
 	}
@@ -290,6 +344,8 @@ func copyRange(dst *os.File, src storage, from, n int64) error {
 func (w *Writer) Snapshot(x *registry.Index) (*Snapshot, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.flushLocked()
+	w.pending = nil
 	if w.err != nil {
 		return nil, w.err
 	}
