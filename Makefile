@@ -53,7 +53,8 @@ FUZZ_TARGETS := \
 	./pkg/canonjson:FuzzCanonicalize ./pkg/canonjson:FuzzFastYAML ./alpha/declcfg:FuzzLoad \
 	./alpha/property:FuzzChecker ./pkg/schema:FuzzCheck ./pkg/indexignore:FuzzMatch \
 	./pkg/imageref:FuzzValidate ./pkg/image:FuzzUnpack ./pkg/bundle:FuzzDecodeFirst \
-	./pkg/bundle:FuzzRender ./pkg/cache:FuzzDecodeIndex ./pkg/cache:FuzzDecodeRecord
+	./pkg/bundle:FuzzRender ./pkg/cache:FuzzDecodeIndex ./pkg/cache:FuzzDecodeRecord \
+	./pkg/cache:FuzzStructEncoder
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \

@@ -189,9 +189,9 @@ func (s Serve) load(ctx context.Context, fsys fs.FS, log *slog.Logger) (*cache.S
 	snap, err := cache.OpenDir(s.CacheDir)
 	if err == nil {
 		err = snap.Fingerprint.Check(ctx, fsys, snap.Path)
-		if err == nil && s.CacheOnly {
-			// Building an image: check every stored answer, not only the
-			// index a start checks.
+		if err == nil {
+			// A server that says SERVING must be able to answer every
+			// request: check every stored answer, not only the index.
 			err = snap.Verify(ctx)
 		}
 		if err != nil {

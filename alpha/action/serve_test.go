@@ -144,9 +144,11 @@ func TestServeCachePolicy(t *testing.T) {
 		{"empty cache dir, explicit enforcement", false, false, false, Serve{Enforce: EnforceOn}, "integrity check failed: cache", ""},
 		{"cache-only check of a valid cache", true, false, false, Serve{CacheOnly: true, Enforce: EnforceOn}, "", ""},
 		{"cache-only check of a stale cache", true, true, false, Serve{CacheOnly: true, Enforce: EnforceOn}, "is stale", ""},
-		// A start checks the index only; the image build checks every answer.
-		{"cache-only check of a damaged answer", true, false, true, Serve{CacheOnly: true, Enforce: EnforceOn}, `is corrupt: bundle "p.v1": stored answer is corrupt`, ""},
+		// Every stored answer is checked before serving, as by the image build.
+		{"cache-only check of a damaged answer", true, false, true, Serve{CacheOnly: true, Enforce: EnforceOn}, `is corrupt: bundle "p.v1" of package "p": stored answer is corrupt`, ""},
 		{"cache-only rebuild of a damaged answer", true, false, true, Serve{CacheOnly: true}, "", ""},
+		{"damaged answer, implied enforcement", true, false, true, Serve{}, `integrity check failed: cache `, ""},
+		{"damaged answer, enforcement off", true, false, true, Serve{Enforce: EnforceOff}, "", "is corrupt: bundle"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

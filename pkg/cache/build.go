@@ -84,7 +84,10 @@ func BuildDir(ctx context.Context, fsys fs.FS, dir, producer string) (*Snapshot,
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create cache directory: %w", err)
 	}
-	f, err := os.CreateTemp(dir, tempPrefix+"*")
+	// What builds killed before they finished left behind; a failure
+	// here shows again, better worded, when the new file is created.
+	_, _ = removeDeadBuilds(dir)
+	f, err := createBuildFile(dir)
 	if err != nil {
 		return nil, fmt.Errorf("create cache file: %w", err)
 	}

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -264,33 +265,94 @@ func readRecord(f io.ReaderAt, off uint64, n uint32) ([]byte, error) {
 	return buf, nil
 }
 
-// Verify reads every stored answer and checks its checksums: the full
-// check `opm serve --cache-only` runs on an existing cache. (A start
-// checks the index and the catalog's fingerprint only, and each answer
-// when it is read, so that it does not read the whole file.) A damaged
-// answer gives a *RejectedError with Reason Corrupt.
+// Verify reads every stored answer and checks its checksums, so that a
+// cache that passes can answer every request: `opm serve` runs it on a
+// cache before serving from it. It reads the answers in file order, a
+// megabyte at a time (a cache of 100 MB takes a few tens of
+// milliseconds). A damaged answer gives a *RejectedError with Reason
+// Corrupt naming it.
 func (s *Snapshot) Verify(ctx context.Context) error {
+	type span struct {
+		off  uint64
+		n    uint32
+		meta int // index into Metas, or -1 for Bundles[bundle]
+		bndl int
+	}
+	spans := make([]span, 0, len(s.Index.Bundles)+len(s.Index.Metas))
 	for i := range s.Index.Bundles {
+		b := &s.Index.Bundles[i].Body
+		spans = append(spans, span{b.Off, b.Len, -1, i})
+	}
+	for i := range s.Index.Metas {
+		m := &s.Index.Metas[i].Body
+		spans = append(spans, span{m.Off, m.Len, i, -1})
+	}
+	if !slices.IsSortedFunc(spans, func(a, b span) int { return cmp.Compare(a.off, b.off) }) {
+		slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.off, b.off) })
+	}
+	var (
+		buf    = make([]byte, verifyWindow)
+		win    []byte // the file's bytes at [winOff, winOff+len(win))
+		winOff uint64
+	)
+	for i, sp := range spans {
 		if i%256 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		b := &s.Index.Bundles[i]
-		if _, err := s.ReadBundle(b, true); err != nil {
-			if errors.Is(err, errClosed) {
-				return err
-			}
-			return rejected(Corrupt, s.Path, "%v", err)
+		if s.closed.Load() {
+			return errClosed
 		}
-	}
-	for i := range s.Index.Metas {
-		if _, err := s.ReadMeta(&s.Index.Metas[i]); err != nil {
-			if errors.Is(err, errClosed) {
+		end := sp.off + uint64(sp.n)
+		if end > uint64(s.bodiesEnd) {
+			return rejected(Corrupt, s.Path, "%s: %v: location out of range", s.spanName(sp.meta, sp.bndl), ErrCorruptAnswer)
+		}
+		var rec []byte
+		switch {
+		case sp.off >= winOff && end <= winOff+uint64(len(win)):
+			rec = win[sp.off-winOff : end-winOff]
+		case int(sp.n) > len(buf):
+			var err error
+			if rec, err = readRecord(s.f, sp.off, sp.n); err != nil {
 				return err
 			}
-			return rejected(Corrupt, s.Path, "%v", err)
+		default:
+			n := min(uint64(len(buf)), uint64(s.bodiesEnd)-sp.off)
+			m, err := s.f.ReadAt(buf[:n], int64(sp.off))
+			if m < int(sp.n) {
+				if err == nil || errors.Is(err, io.EOF) {
+					err = io.ErrUnexpectedEOF
+				}
+				return fmt.Errorf("read cache: %w", err)
+			}
+			win, winOff = buf[:m], sp.off
+			rec = win[:sp.n]
+		}
+		var bad error
+		if sp.meta >= 0 {
+			if len(rec) < 4 || crc32.Checksum(rec[4:], castagnoli) != binary.LittleEndian.Uint32(rec) {
+				bad = ErrCorruptAnswer
+			}
+		} else if _, err := decodeRecord(rec); err != nil {
+			bad = fmt.Errorf("%w: %w", ErrCorruptAnswer, err)
+		}
+		if bad != nil {
+			return rejected(Corrupt, s.Path, "%s: %v", s.spanName(sp.meta, sp.bndl), bad)
 		}
 	}
 	return nil
+}
+
+// verifyWindow is how much of the file Verify reads at a time.
+var verifyWindow = 1 << 20 // a variable for the tests
+
+// spanName names the answer Verify found damaged.
+func (s *Snapshot) spanName(meta, bundle int) string {
+	if meta >= 0 {
+		m := &s.Index.Metas[meta]
+		return fmt.Sprintf("custom blob %q", m.Name)
+	}
+	b := &s.Index.Bundles[bundle]
+	return fmt.Sprintf("bundle %q of package %q", b.Name, s.Index.Packages[b.Package].Name)
 }
 
 // Close releases the cache file.
