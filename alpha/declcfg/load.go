@@ -346,13 +346,6 @@ func (p *parser) parseFile(root fs.FS, name string, fileIdx int, fn WalkFunc) (E
 	rest := src[yamlFrom:]
 	baseLine, _ := lc.at(yamlFrom)
 
-	if bad := firstBinary(rest); bad >= 0 {
-		if jsonErr != nil {
-			return append(errs, jsonErr), nil
-		}
-		line, col := lc.at(yamlFrom + bad)
-		return append(errs, &Error{Path: name, Line: line, Col: col, Err: fmt.Errorf("%w: binary data (byte 0x%02x) in a file that is neither JSON nor YAML text"+notCatalogHint, ErrNotCatalog, src[yamlFrom+bad])}), nil
-	}
 	first := true
 	// fail records the error of a YAML document; the first one after a
 	// JSON error stands for it.
@@ -367,6 +360,15 @@ func (p *parser) parseFile(root fs.FS, name string, fileIdx int, fn WalkFunc) (E
 		doc.Line += baseLine - 1
 		doc.Offset += yamlFrom
 		defer func() { first = false }()
+		if bad := firstBinary(doc.Data); bad >= 0 {
+			// A file that is not text at all: one error for it, not one
+			// per "document". (Upstream's YAML parser refuses the same
+			// bytes; separator lines never reach it, so they may hold
+			// anything after a '#'.)
+			line, col := lc.at(doc.Offset + bad)
+			fail(&Error{Path: name, Line: line, Col: col, Err: fmt.Errorf("%w: binary data (byte 0x%02x) in a file that is neither JSON nor YAML text"+notCatalogHint, ErrNotCatalog, src[doc.Offset+bad])})
+			return errBinary
+		}
 		if isBlank(doc.Data) {
 			errs = append(errs, &Error{Path: name, Line: doc.Line, Err: errors.New("empty YAML document (only blank lines or comments between separators): every document must be an object with a schema")})
 			return nil
@@ -390,7 +392,7 @@ func (p *parser) parseFile(root fs.FS, name string, fileIdx int, fn WalkFunc) (E
 	if fnErr != nil {
 		return errs, fnErr
 	}
-	if splitErr != nil {
+	if splitErr != nil && !errors.Is(splitErr, errBinary) {
 		var le *canonjson.LineError
 		e := &Error{Path: name, Err: splitErr}
 		if errors.As(splitErr, &le) {
@@ -400,6 +402,9 @@ func (p *parser) parseFile(root fs.FS, name string, fileIdx int, fn WalkFunc) (E
 	}
 	return errs, nil
 }
+
+// errBinary stops the split of a file that holds binary data.
+var errBinary = errors.New("binary data")
 
 // errFirstDoc stops yamlDecodes' split after the first document.
 var errFirstDoc = errors.New("first document")

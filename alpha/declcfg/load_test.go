@@ -202,6 +202,8 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte("---\n- 1\n--- # c\n{a: b}\n"), true)
 	f.Add([]byte("{\"schema\":\"a\"}\n{schema: b,}\n---\n---\n"), false)
 	f.Add([]byte("{\"schema\":\"olm.channel\",\"entries\":[{\"name\":\"x\",\"skips\":[\"\\ud800\"]}]}"), false)
+	f.Add([]byte("schema: x\nmessage: |+\n  a\n\n  b"), true)
+	f.Add([]byte("schema: x\r\nmessage: >\r\n  a\r\n  b"), true)
 	f.Fuzz(func(t *testing.T, data []byte, yaml bool) {
 		name := "f.json"
 		if yaml {
@@ -225,6 +227,12 @@ func FuzzLoad(f *testing.F) {
 			if e.Path != name {
 				t.Fatalf("error without the file name: %v", e)
 			}
+		}
+		// Read as upstream's decoder reads it, except for the one
+		// documented difference: a zero-byte file is refused here
+		// (upstream reads no blob from it).
+		if len(data) > 0 {
+			compareWithUpstream(t, name, data)
 		}
 	})
 }

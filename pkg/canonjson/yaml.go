@@ -105,10 +105,18 @@ func (e *LineError) Unwrap() error { return e.Err }
 // upstream opm holds for it after sigs.k8s.io/yaml's YAMLToJSON (YAML 1.1
 // scalars as go-yaml v2 resolves them, map keys turned into strings) and
 // its own decode and re-encode.
+//
+// Upstream reads YAML line by line (apimachinery's LineReader, over
+// bufio.Reader.ReadLine) and ends every line it hands on with "\n", the
+// last line of a file too: "\r\n" line ends become "\n", and a document
+// that ends the file without a line break gets one. The difference shows in
+// a block scalar (|, |+, >, >+) on the last line, which keeps that "\n".
 func FromYAML(dst, doc []byte) ([]byte, error) {
 	if bytes.IndexByte(doc, '\r') >= 0 {
-		// Upstream reads YAML line by line and ends every line with "\n".
 		doc = bytes.ReplaceAll(doc, []byte("\r\n"), []byte("\n"))
+	}
+	if len(doc) > 0 && doc[len(doc)-1] != '\n' {
+		doc = append(doc[:len(doc):len(doc)], '\n')
 	}
 	if out, err := appendFastYAML(dst, doc); err == nil {
 		return out, nil

@@ -1,0 +1,176 @@
+package declcfg
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"golang.org/x/text/cases"
+	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
+)
+
+// The loader must read every file as upstream opm reads it: through
+// apimachinery's YAMLOrJSONDecoder (with opm's 4096-byte sniffing buffer),
+// each value decoded into a map and encoded again by encoding/json
+// (declcfg.Meta.UnmarshalJSON). The tests below run that very decoder, a
+// test-only dependency, next to ours.
+
+// upstreamMeta is upstream's declcfg.Meta as far as the loader goes.
+type upstreamMeta struct {
+	schema string
+	blob   []byte
+}
+
+func (m *upstreamMeta) UnmarshalJSON(data []byte) error {
+	var v map[string]any
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	fold := cases.Fold()
+	seen := map[string]bool{}
+	for k, val := range v {
+		f := fold.String(k)
+		if seen[f] {
+			return fmt.Errorf("duplicate keys for %q", f)
+		}
+		seen[f] = true
+		switch f {
+		case "schema", "package", "name":
+			// extractUniqueMetaKeys: these must be strings.
+			str, ok := val.(string)
+			if !ok {
+				return fmt.Errorf("expected value for key %q to be a string", k)
+			}
+			if f == "schema" {
+				m.schema = str
+			}
+		}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	m.blob = bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	return nil
+}
+
+// upstreamDecode returns the blobs upstream's loader reads from a file, in
+// order, and the error it stops at (a value that does not decode, is not
+// an object, or has no schema).
+func upstreamDecode(data []byte) ([][]byte, error) {
+	dec := k8syaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var blobs [][]byte
+	for {
+		var m upstreamMeta
+		if err := dec.Decode(&m); err != nil {
+			if errors.Is(err, io.EOF) {
+				return blobs, nil
+			}
+			return blobs, err
+		}
+		if m.schema == "" {
+			return blobs, errors.New("no schema")
+		}
+		blobs = append(blobs, m.blob)
+	}
+}
+
+// ourDecode returns the blobs our loader reads from a file, in order, and
+// its problems.
+func ourDecode(data []byte) ([][]byte, error) {
+	var blobs [][]byte
+	err := Walk(context.Background(), fstest.MapFS{"f": {Data: data}}, func(b *Blob) error {
+		blobs = append(blobs, bytes.Clone(b.Blob))
+		return nil
+	}, WithConcurrency(1))
+	return blobs, err
+}
+
+// compareWithUpstream fails when our loader reads data differently from
+// upstream's: where upstream reads the whole file, we must read the same
+// blobs without a problem; where upstream stops at an error, we must
+// report a problem too, and agree on the blobs before it.
+func compareWithUpstream(t *testing.T, name string, data []byte) {
+	t.Helper()
+	want, upErr := upstreamDecode(data)
+	got, err := ourDecode(data)
+	if upErr == nil && err != nil {
+		t.Fatalf("%s: upstream reads the file, we report: %v\n%.400q", name, err, data)
+	}
+	if upErr != nil && err == nil {
+		t.Fatalf("%s: upstream stops at %v, we report nothing\n%.400q", name, upErr, data)
+	}
+	n := len(want)
+	if upErr != nil {
+		n = min(n, len(got))
+	} else if len(got) != len(want) {
+		t.Fatalf("%s: %d blobs, upstream %d\n%.400q", name, len(got), len(want), data)
+	}
+	for i := 0; i < n; i++ {
+		if !bytes.Equal(got[i], want[i]) {
+			t.Fatalf("%s: blob %d differs from upstream's\nours     %.300s\nupstream %.300s", name, i, got[i], want[i])
+		}
+	}
+}
+
+// TestUpstreamDecoderOnRealCatalogs reads every file of the repository's
+// real catalogs as they are, without their final line break, and with
+// CRLF line ends.
+func TestUpstreamDecoderOnRealCatalogs(t *testing.T) {
+	root := filepath.Join("..", "..", "testdata", "catalogs")
+	files := 0
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() == ".indexignore" {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		files++
+		compareWithUpstream(t, path, data)
+		compareWithUpstream(t, path+" without final line break", bytes.TrimRight(data, "\n"))
+		compareWithUpstream(t, path+" with CRLF", bytes.ReplaceAll(data, []byte("\n"), []byte("\r\n")))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files < 50 {
+		t.Fatalf("only %d files read", files)
+	}
+}
+
+// TestUpstreamDecoderBlockScalarAtEnd: a block scalar that ends a file, or
+// its last document, keeps upstream's line break whatever the file's end.
+func TestUpstreamDecoderBlockScalarAtEnd(t *testing.T) {
+	head := "schema: olm.deprecations\npackage: p\nentries:\n- reference:\n    schema: olm.package\n  message: "
+	for _, indicator := range []string{"|", "|+", "|-", ">", ">+", ">-", "|2", ">+2"} {
+		for _, end := range []string{"", "\n", "\n\n", "\r\n", "\n  \n", "\n# c"} {
+			for _, before := range []string{"", "schema: x\n---\n", "{\"schema\":\"x\"}\n"} {
+				data := before + head + indicator + "\n    deprecated\n    since 1.2" + end
+				name := fmt.Sprintf("%q", data)
+				compareWithUpstream(t, name, []byte(data))
+				if _, err := upstreamDecode([]byte(data)); err != nil {
+					t.Fatalf("%s: upstream cannot read the case: %v", name, err)
+				}
+			}
+		}
+	}
+	// The message as it ends up: one line break, as upstream keeps it.
+	blobs, err := ourDecode([]byte(head + "|\n    deprecated"))
+	if err != nil || len(blobs) != 1 || !strings.Contains(string(blobs[0]), `"message":"deprecated\n"`) {
+		t.Errorf("block scalar at the end of a file: %s, %v", blobs, err)
+	}
+}
