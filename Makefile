@@ -29,9 +29,9 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/opm ./cmd/opm
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/grpc_health_probe ./cmd/grpc_health_probe
 
-## test: the whole test suite with the race detector (the README's test command)
+## test: the whole test suite with the race detector (hack/test.sh, the README's test command)
 test:
-	$(GO) test -race ./...
+	./hack/test.sh
 
 ## verify: formatting, vet, staticcheck and generated code up to date (hack/verify.sh)
 verify:
