@@ -9,7 +9,6 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"github.com/fastopm/fastopm/pkg/cache"
 	"github.com/fastopm/fastopm/pkg/catalogimage"
 	"github.com/fastopm/fastopm/pkg/image"
 	"github.com/fastopm/fastopm/pkg/version"
@@ -20,7 +19,7 @@ import (
 // --cache-dir=cacheDir --cache-only` does. It is the cache builder of
 // `opm generate image`.
 func BuildServeCache(configsDir, cacheDir string) error {
-	snap, err := cache.BuildDir(context.Background(), os.DirFS(configsDir), cacheDir, version.Version)
+	snap, err := LoadServeDir(context.Background(), os.DirFS(configsDir), cacheDir, version.Version)
 	if err != nil {
 		return fmt.Errorf("build the serve cache of %s: %w", configsDir, err)
 	}

@@ -3,7 +3,6 @@
 package action
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/fastopm/fastopm/alpha/declcfg"
+	"github.com/fastopm/fastopm/pkg/scratch"
 )
 
 // Render prints the blobs of one or more catalogs in upstream's order and
@@ -28,6 +28,9 @@ type Render struct {
 	Format declcfg.Format
 	// Sources resolves a reference; nil means directories only.
 	Sources SourceResolver
+	// MaxFileSize is the largest catalog file read, in bytes (0: the
+	// loader's default, declcfg.DefaultMaxFileSize; < 0: no limit).
+	MaxFileSize int64
 }
 
 // A Source is one rendered reference: either a catalog tree read in a
@@ -64,65 +67,24 @@ func (DirResolver) Resolve(_ context.Context, ref string) (*Source, error) {
 
 // renderEntry is one blob waiting for phase two. Blobs that were verbatim
 // in their file are read back from it; the others (YAML, JSON that needed
-// rewriting) keep their canonical bytes in the spill file, or in memory
-// when there is none, and blobs of in-memory sources their typed value.
+// rewriting) keep their canonical bytes in scratch storage (an unlinked
+// temporary file, so that rendering a YAML catalog needs no more memory
+// than rendering a JSON one), and blobs of in-memory sources their typed
+// value.
 type renderEntry struct {
 	src     *fileSource
 	path    string
 	off, n  int
-	spilled bool   // the canonical bytes are in src.spill at soff
-	soff    int64  // where, when spilled
-	data    []byte // owned canonical JSON, or nil
-	value   any    // typed value from an in-memory source, or nil
+	spilled bool  // the canonical bytes are in src.spill at soff
+	soff    int64 // where, when spilled
+	value   any   // typed value from an in-memory source, or nil
 	schema  string
-}
-
-// spill holds the canonical bytes of rewritten blobs between the phases,
-// in an unlinked temporary file: rendering a YAML catalog then needs no
-// more memory than rendering a JSON one.
-type spill struct {
-	mu     sync.Mutex
-	f      *os.File
-	size   int64
-	failed bool // no temporary file: keep the bytes in memory
-}
-
-// put stores b and returns its offset; ok is false when b must be kept in
-// memory instead.
-func (s *spill) put(b []byte) (off int64, ok bool) {
-	s.mu.Lock()
-	if s.f == nil && !s.failed {
-		f, err := os.CreateTemp("", "opm-render-*")
-		if err != nil {
-			s.failed = true
-		} else {
-			_ = os.Remove(f.Name()) // gone with the process, whatever happens
-			s.f = f
-		}
-	}
-	if s.failed {
-		s.mu.Unlock()
-		return 0, false
-	}
-	off = s.size
-	s.size += int64(len(b))
-	s.mu.Unlock()
-	if _, err := s.f.WriteAt(b, off); err != nil {
-		return 0, false
-	}
-	return off, true
-}
-
-func (s *spill) close() {
-	if s.f != nil {
-		_ = s.f.Close()
-	}
 }
 
 // fileSource reads blobs back from a catalog tree in phase two.
 type fileSource struct {
 	fsys  fs.FS
-	spill *spill
+	spill *scratch.File
 	mu    sync.Mutex
 	files map[string]fs.File
 	whole map[string][]byte
@@ -188,13 +150,13 @@ func (r Render) Run(ctx context.Context, w io.Writer) error {
 	var (
 		items   []declcfg.RenderItem
 		sources []*fileSource
-		sp      = &spill{}
+		sp      = scratch.CreateOrMemory("", "opm-render-*")
 	)
 	defer func() {
 		for _, s := range sources {
 			s.close()
 		}
-		sp.close()
+		sp.Close()
 	}()
 	for _, ref := range r.Refs {
 		src, err := resolver.Resolve(ctx, ref)
@@ -217,7 +179,7 @@ func (r Render) Run(ctx context.Context, w io.Writer) error {
 		}
 		fsrc := &fileSource{fsys: src.FS, spill: sp, files: map[string]fs.File{}, whole: map[string][]byte{}}
 		sources = append(sources, fsrc)
-		refItems, err := collect(ctx, fsrc)
+		refItems, err := collect(ctx, fsrc, declcfg.WithMaxFileSize(r.MaxFileSize))
 		if err != nil {
 			return fmt.Errorf("render reference %q: %w", ref, err)
 		}
@@ -229,7 +191,7 @@ func (r Render) Run(ctx context.Context, w io.Writer) error {
 // collect is phase one for a catalog tree: every blob is read, checked and
 // decoded once, and remembered by position (or by value when it had to be
 // rewritten).
-func collect(ctx context.Context, src *fileSource) ([]declcfg.RenderItem, error) {
+func collect(ctx context.Context, src *fileSource, walk ...declcfg.WalkOption) ([]declcfg.RenderItem, error) {
 	type located struct {
 		file, index int
 		item        declcfg.RenderItem
@@ -240,7 +202,7 @@ func collect(ctx context.Context, src *fileSource) ([]declcfg.RenderItem, error)
 		errs declcfg.Errors
 	)
 	err := declcfg.Walk(ctx, src.fsys, func(b *declcfg.Blob) error {
-		if err := checkDecodes(&b.Meta); err != nil {
+		if err := declcfg.CheckBlob(&b.Meta); err != nil {
 			mu.Lock()
 			errs = append(errs, &declcfg.Error{Path: b.Path, Line: b.Line, Col: b.Col, Err: err})
 			mu.Unlock()
@@ -248,9 +210,11 @@ func collect(ctx context.Context, src *fileSource) ([]declcfg.RenderItem, error)
 		}
 		e := &renderEntry{src: src, path: b.Path, off: b.Offset, n: len(b.Blob), schema: b.Schema}
 		if !b.Verbatim {
-			if e.soff, e.spilled = src.spill.put(b.Blob); !e.spilled {
-				e.data = bytes.Clone(b.Blob)
+			off, err := src.spill.Append(b.Blob)
+			if err != nil {
+				return fmt.Errorf("keep %s for the output: %w", b.Pos(), err)
 			}
+			e.soff, e.spilled = off, true
 		}
 		group := b.Package
 		if b.Schema == declcfg.SchemaPackage {
@@ -261,7 +225,7 @@ func collect(ctx context.Context, src *fileSource) ([]declcfg.RenderItem, error)
 		all = append(all, located{b.File, b.Index, it})
 		mu.Unlock()
 		return nil
-	})
+	}, walk...)
 	var walkErrs declcfg.Errors
 	if err != nil && !errors.As(err, &walkErrs) {
 		return nil, err
@@ -284,46 +248,25 @@ func collect(ctx context.Context, src *fileSource) ([]declcfg.RenderItem, error)
 	return items, nil
 }
 
-// checkDecodes reports a blob that upstream could not decode into its type.
-func checkDecodes(m *declcfg.Meta) error {
-	var err error
-	switch m.Schema {
-	case declcfg.SchemaPackage:
-		_, err = declcfg.DecodePackage(m.Blob)
-	case declcfg.SchemaChannel:
-		_, err = declcfg.DecodeChannel(m.Blob)
-	case declcfg.SchemaBundle:
-		_, err = declcfg.DecodeBundle(m.Blob)
-	case declcfg.SchemaDeprecations:
-		_, err = declcfg.DecodeDeprecation(m.Blob)
-	}
-	if err != nil {
-		return fmt.Errorf("invalid %s blob: %w", m.Schema, err)
-	}
-	return nil
-}
-
-// encode renders one entry in format f; scratch is a reusable read
-// buffer.
-func (e *renderEntry) encode(dst []byte, f declcfg.Format, scratch *[]byte) ([]byte, error) {
+// encode renders one entry in format f; buf is a reusable read buffer.
+func (e *renderEntry) encode(dst []byte, f declcfg.Format, buf *[]byte) ([]byte, error) {
 	v := e.value
 	if v == nil {
-		data := e.data
-		switch {
-		case e.spilled:
-			if cap(*scratch) < e.n {
-				*scratch = make([]byte, e.n)
+		var data []byte
+		if e.spilled {
+			if cap(*buf) < e.n {
+				*buf = make([]byte, e.n)
 			}
-			data = (*scratch)[:e.n]
-			if _, err := e.src.spill.f.ReadAt(data, e.soff); err != nil {
+			data = (*buf)[:e.n]
+			if _, err := e.src.spill.ReadAt(data, e.soff); err != nil {
 				return dst, fmt.Errorf("read back %s: %w", e.path, err)
 			}
-		case data == nil:
+		} else {
 			var err error
-			if data, err = e.src.readAt(e.path, e.off, e.n, *scratch); err != nil {
+			if data, err = e.src.readAt(e.path, e.off, e.n, *buf); err != nil {
 				return dst, err
 			}
-			*scratch = data
+			*buf = data
 		}
 		meta := declcfg.Meta{Schema: e.schema, Blob: data}
 		switch e.schema {
@@ -375,7 +318,7 @@ func writeOrdered(ctx context.Context, w io.Writer, items []declcfg.RenderItem, 
 		size, end := 0, start
 		for end < len(items) && (end == start || size < chunkBytes) {
 			e := items[end].Value.(*renderEntry)
-			size += e.n + len(e.data) + 1024
+			size += e.n + 1024
 			end++
 		}
 		chunks = append(chunks, &chunk{items: items[start:end], size: size, done: make(chan struct{})})
@@ -396,9 +339,9 @@ func writeOrdered(ctx context.Context, w io.Writer, items []declcfg.RenderItem, 
 				defer close(c.done)
 				// Indented output is about an eighth larger than its input.
 				c.out = make([]byte, 0, c.size+c.size/6)
-				var scratch []byte
+				var buf []byte
 				for _, it := range c.items {
-					if c.out, c.err = it.Value.(*renderEntry).encode(c.out, f, &scratch); c.err != nil {
+					if c.out, c.err = it.Value.(*renderEntry).encode(c.out, f, &buf); c.err != nil {
 						return
 					}
 				}

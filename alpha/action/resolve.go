@@ -71,6 +71,10 @@ type Resolver struct {
 	Migrations *migrations.Migrations
 	// TempDir is where images are unpacked; empty means os.TempDir().
 	TempDir string
+	// MaxFileSize is the largest catalog file read with Migrations, in
+	// bytes (0: the loader's default; < 0: no limit). Streamed catalogs
+	// are read with Render's.
+	MaxFileSize int64
 }
 
 var _ SourceResolver = (*Resolver)(nil)
@@ -174,7 +178,7 @@ func (r *Resolver) catalog(ctx context.Context, fsys fs.FS, cleanup func() error
 	if r.Migrations == nil {
 		return &Source{FS: fsys, Close: cleanup}, nil
 	}
-	cfg, err := declcfg.LoadFS(ctx, fsys)
+	cfg, err := declcfg.LoadFS(ctx, fsys, declcfg.WithMaxFileSize(r.MaxFileSize))
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fastopm/fastopm/alpha/declcfg"
 	"github.com/fastopm/fastopm/pkg/cache"
 	"github.com/fastopm/fastopm/pkg/server"
 	"github.com/fastopm/fastopm/pkg/version"
@@ -64,6 +65,9 @@ type Serve struct {
 	// TempDir holds the temporary answer file of a cold start
 	// (os.TempDir() when empty).
 	TempDir string
+	// MaxFileSize is the largest catalog file read, in bytes (0: the
+	// loader's default, declcfg.DefaultMaxFileSize; < 0: no limit).
+	MaxFileSize int64
 
 	// PprofAddr serves net/http/pprof when not empty.
 	PprofAddr string
@@ -178,6 +182,11 @@ func portOf(a net.Addr) string {
 	return a.String()
 }
 
+// walk is how the catalog is read.
+func (s Serve) walk() []declcfg.WalkOption {
+	return []declcfg.WalkOption{declcfg.WithMaxFileSize(s.MaxFileSize)}
+}
+
 // load returns the snapshot to serve, applying the cache policy.
 func (s Serve) load(ctx context.Context, fsys fs.FS, log *slog.Logger) (*cache.Snapshot, error) {
 	if s.CacheDir == "" {
@@ -188,7 +197,7 @@ func (s Serve) load(ctx context.Context, fsys fs.FS, log *slog.Logger) (*cache.S
 
 	snap, err := cache.OpenDir(s.CacheDir)
 	if err == nil {
-		err = snap.Fingerprint.Check(ctx, fsys, snap.Path)
+		err = snap.Fingerprint.Check(ctx, fsys, snap.Path, s.walk()...)
 		if err == nil {
 			// A server that says SERVING must be able to answer every
 			// request: check every stored answer, not only the index.
@@ -214,7 +223,7 @@ func (s Serve) load(ctx context.Context, fsys fs.FS, log *slog.Logger) (*cache.S
 	default:
 		log.Info("building cache", "reason", rej.Error())
 	}
-	snap, err = cache.BuildDir(ctx, fsys, s.CacheDir, version.Version)
+	snap, err = LoadServeDir(ctx, fsys, s.CacheDir, version.Version, s.walk()...)
 	if err == nil {
 		freeOSMemory()
 		log.Info("cache built", "file", snap.Path)
@@ -228,7 +237,7 @@ func (s Serve) load(ctx context.Context, fsys fs.FS, log *slog.Logger) (*cache.S
 }
 
 func (s Serve) buildTemp(ctx context.Context, fsys fs.FS, log *slog.Logger) (*cache.Snapshot, error) {
-	snap, inMemory, err := cache.Build(ctx, fsys, s.TempDir)
+	snap, inMemory, err := LoadServeTemp(ctx, fsys, s.TempDir, s.walk()...)
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,9 @@ type Validate struct {
 	Strict bool
 	// SkipSchema skips the CUE schema check.
 	SkipSchema bool
+	// MaxFileSize is the largest catalog file read, in bytes (0: the
+	// loader's default, declcfg.DefaultMaxFileSize; < 0: no limit).
+	MaxFileSize int64
 }
 
 // ValidationResult is what Validate found.
@@ -84,7 +87,7 @@ func (v Validate) Run(ctx context.Context) (*ValidationResult, error) {
 		}
 		bld.AddBlob(b)
 		return nil
-	})
+	}, declcfg.WithMaxFileSize(v.MaxFileSize))
 	var walkErrs declcfg.Errors
 	if err != nil && !errors.As(err, &walkErrs) {
 		return nil, err

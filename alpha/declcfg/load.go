@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"path"
 	"regexp"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,7 +18,6 @@ import (
 	"golang.org/x/text/cases"
 
 	"github.com/fastopm/fastopm/pkg/canonjson"
-	"github.com/fastopm/fastopm/pkg/indexignore"
 )
 
 // Blob is one object of a catalog file, as the loader hands it to a
@@ -97,23 +94,6 @@ var ErrNotCatalog = errors.New("not a catalog file")
 
 const notCatalogHint = "; if this file is not part of the catalog, list it in an .indexignore file"
 
-type walkOptions struct {
-	concurrency int
-}
-
-// WalkOption configures Walk.
-type WalkOption func(*walkOptions)
-
-// WithConcurrency sets how many files are parsed at once (default: the
-// number of CPUs).
-func WithConcurrency(n int) WalkOption {
-	return func(o *walkOptions) {
-		if n > 0 {
-			o.concurrency = n
-		}
-	}
-}
-
 // Walk reads every catalog file under root (honouring .indexignore files),
 // in parallel, and calls fn for each blob. Files are read once; blob bytes
 // are canonical JSON, aliasing the file's bytes when they already are.
@@ -126,11 +106,9 @@ func Walk(ctx context.Context, root fs.FS, fn WalkFunc, opts ...WalkOption) erro
 	if root == nil {
 		return errors.New("no declarative config filesystem provided")
 	}
-	o := walkOptions{concurrency: runtime.GOMAXPROCS(0)}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	files, errs := listFiles(root)
+	o := newWalkOptions(opts)
+	listed, errs := ListFiles(root, opts...)
+	files := listed.Catalog
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -144,7 +122,14 @@ func Walk(ctx context.Context, root fs.FS, fn WalkFunc, opts ...WalkOption) erro
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var p parser
+			p := parser{maxSize: o.maxFileSize}
+			// A cancelled walk stops between blobs, not only between files.
+			each := func(b *Blob) error {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				return fn(b)
+			}
 			for {
 				mu.Lock()
 				i := next
@@ -153,7 +138,7 @@ func Walk(ctx context.Context, root fs.FS, fn WalkFunc, opts ...WalkOption) erro
 				if i >= len(files) || ctx.Err() != nil {
 					return
 				}
-				fileErrs, err := p.parseFile(root, files[i], i, fn)
+				fileErrs, err := p.parseFile(root, files[i].Path, i, each)
 				if err != nil {
 					cancel(err)
 					return
@@ -176,46 +161,6 @@ func Walk(ctx context.Context, root fs.FS, fn WalkFunc, opts ...WalkOption) erro
 	return nil
 }
 
-// listFiles walks root and returns the catalog files in fs.WalkDir order,
-// skipping .indexignore files and the paths they exclude.
-func listFiles(root fs.FS) ([]string, Errors) {
-	var (
-		files   []string
-		errs    Errors
-		matcher indexignore.Matcher
-	)
-	err := fs.WalkDir(root, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			errs = append(errs, &Error{Path: p, Err: fmt.Errorf("cannot read: %w", unwrapPathError(err))})
-			if d != nil && d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() {
-			content, err := fs.ReadFile(root, path.Join(p, indexignore.FileName))
-			switch {
-			case err == nil:
-				if err := matcher.Add(p, content); err != nil {
-					errs = append(errs, &Error{Path: path.Join(p, indexignore.FileName), Err: err})
-				}
-			case !errors.Is(err, fs.ErrNotExist):
-				errs = append(errs, &Error{Path: path.Join(p, indexignore.FileName), Err: fmt.Errorf("cannot read: %w", unwrapPathError(err))})
-			}
-			return nil
-		}
-		if d.Name() == indexignore.FileName || matcher.Match(p) {
-			return nil
-		}
-		files = append(files, p)
-		return nil
-	})
-	if err != nil {
-		errs = append(errs, &Error{Path: ".", Err: err})
-	}
-	return files, errs
-}
-
 func unwrapPathError(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
@@ -226,10 +171,11 @@ func unwrapPathError(err error) error {
 
 // parser is one worker's reusable state.
 type parser struct {
-	buf   []byte
-	canon canonjson.Canonicalizer
-	yaml  []byte
-	blob  Blob
+	maxSize int64 // the largest file read; < 0: no limit
+	buf     []byte
+	canon   canonjson.Canonicalizer
+	yaml    []byte
+	blob    Blob
 }
 
 // readFile reads the whole file into the worker's buffer.
@@ -241,8 +187,14 @@ func (p *parser) readFile(root fs.FS, name string) ([]byte, error) {
 	defer f.Close()
 	size := 0
 	if st, err := f.Stat(); err == nil {
-		if st.IsDir() {
+		switch {
+		case st.IsDir():
 			return nil, errors.New("is a directory")
+		case !st.Mode().IsRegular():
+			// Replaced since it was listed.
+			return nil, fmt.Errorf("%w (%s)", ErrNotRegular, describeMode(st.Mode()))
+		case p.maxSize >= 0 && st.Size() > p.maxSize:
+			return nil, tooLarge(st.Size(), p.maxSize)
 		}
 		size = int(st.Size())
 	}
@@ -251,6 +203,11 @@ func (p *parser) readFile(root fs.FS, name string) ([]byte, error) {
 	}
 	buf := p.buf[:0]
 	for {
+		if p.maxSize >= 0 && int64(len(buf)) > p.maxSize {
+			// It grew since it was listed (or its size was not known).
+			p.buf = buf[:0]
+			return nil, tooLarge(-1, p.maxSize)
+		}
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
 		}
@@ -271,7 +228,10 @@ func (p *parser) readFile(root fs.FS, name string) ([]byte, error) {
 // file's content are returned as Errors; err is fn's error.
 func (p *parser) parseFile(root fs.FS, name string, fileIdx int, fn WalkFunc) (Errors, error) {
 	src, err := p.readFile(root, name)
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrTooLarge), errors.Is(err, ErrNotRegular):
+		return Errors{{Path: name, Err: err}}, nil
+	case err != nil:
 		return Errors{{Path: name, Err: fmt.Errorf("cannot read: %w", unwrapPathError(err))}}, nil
 	}
 	if len(bytes.TrimSpace(src)) == 0 {

@@ -61,7 +61,20 @@ func LoadFS(ctx context.Context, root fs.FS, opts ...WalkOption) (*DeclarativeCo
 // *Bundle, *Deprecation, or, for any other schema, a *Meta that owns a copy
 // of the bytes. Typed views own their bytes too.
 func DecodeBlob(m *Meta) (any, error) {
-	data := bytes.Clone(m.Blob)
+	mc := *m
+	mc.Blob = bytes.Clone(m.Blob)
+	return decodeTyped(&mc)
+}
+
+// CheckBlob reports what DecodeBlob would fail on, without keeping
+// anything.
+func CheckBlob(m *Meta) error {
+	_, err := decodeTyped(m)
+	return err
+}
+
+// decodeTyped decodes m into its typed view, which aliases m.Blob.
+func decodeTyped(m *Meta) (any, error) {
 	var (
 		v   any
 		err error
@@ -69,24 +82,22 @@ func DecodeBlob(m *Meta) (any, error) {
 	switch m.Schema {
 	case SchemaPackage:
 		var p Package
-		p, err = DecodePackage(data)
+		p, err = DecodePackage(m.Blob)
 		v = &p
 	case SchemaChannel:
 		var c Channel
-		c, err = DecodeChannel(data)
+		c, err = DecodeChannel(m.Blob)
 		v = &c
 	case SchemaBundle:
 		var b Bundle
-		b, err = DecodeBundle(data)
+		b, err = DecodeBundle(m.Blob)
 		v = &b
 	case SchemaDeprecations:
 		var d Deprecation
-		d, err = DecodeDeprecation(data)
+		d, err = DecodeDeprecation(m.Blob)
 		v = &d
 	default:
-		mc := *m
-		mc.Blob = data
-		v = &mc
+		v = m
 	}
 	if err != nil {
 		return nil, fmt.Errorf("invalid %s blob: %w", m.Schema, err)

@@ -28,7 +28,7 @@ func BenchmarkBuild(b *testing.B) {
 	fsys := os.DirFS(dir)
 	tmp := b.TempDir()
 	for b.Loop() {
-		snap, _, err := Build(b.Context(), fsys, tmp)
+		snap, _, err := build(b.Context(), fsys, tmp)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -42,7 +42,7 @@ func BenchmarkOpen(b *testing.B) {
 	dir := benchCatalog(b)
 	fsys := os.DirFS(dir)
 	cacheDir := filepath.Join(b.TempDir(), "cache")
-	snap, err := BuildDir(b.Context(), fsys, cacheDir, "bench")
+	snap, err := buildDir(b.Context(), fsys, cacheDir, "bench")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func BenchmarkOpen(b *testing.B) {
 func BenchmarkOpenIndex(b *testing.B) {
 	dir := benchCatalog(b)
 	cacheDir := filepath.Join(b.TempDir(), "cache")
-	snap, err := BuildDir(b.Context(), os.DirFS(dir), cacheDir, "bench")
+	snap, err := buildDir(b.Context(), os.DirFS(dir), cacheDir, "bench")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func BenchmarkBuildShapes(b *testing.B) {
 		b.Run(s.Name, func(b *testing.B) {
 			fsys := s.FS(0)
 			for b.Loop() {
-				snap, _, err := Build(b.Context(), fsys, tmp)
+				snap, _, err := build(b.Context(), fsys, tmp)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/fastopm/fastopm/pkg/api"
 	"github.com/fastopm/fastopm/pkg/registry"
+	"github.com/fastopm/fastopm/pkg/scratch"
 )
 
 // catalog writes a small valid catalog into a new directory.
@@ -68,7 +69,7 @@ func bundleMessage(t *testing.T, snap *Snapshot, h registry.Hit, s Shape) (*api.
 
 func TestBundleEncoding(t *testing.T) {
 	t.Parallel()
-	snap, _, err := Build(t.Context(), os.DirFS(catalog(t)), t.TempDir())
+	snap, _, err := build(t.Context(), os.DirFS(catalog(t)), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +150,7 @@ func TestSaveAndOpen(t *testing.T) {
 	t.Parallel()
 	cat := catalog(t)
 	dir := filepath.Join(t.TempDir(), "cache")
-	built, err := BuildDir(t.Context(), os.DirFS(cat), dir, "v-test")
+	built, err := buildDir(t.Context(), os.DirFS(cat), dir, "v-test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +260,7 @@ func TestRejections(t *testing.T) {
 			t.Parallel()
 			cat := catalog(t)
 			dir := filepath.Join(t.TempDir(), "cache")
-			snap, err := BuildDir(t.Context(), os.DirFS(cat), dir, "v")
+			snap, err := buildDir(t.Context(), os.DirFS(cat), dir, "v")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -298,7 +299,7 @@ func TestCorruptAnswer(t *testing.T) {
 	t.Parallel()
 	cat := catalog(t)
 	dir := t.TempDir()
-	snap, err := BuildDir(t.Context(), os.DirFS(cat), dir, "v")
+	snap, err := buildDir(t.Context(), os.DirFS(cat), dir, "v")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +325,7 @@ func TestReadOnlyCache(t *testing.T) {
 	t.Parallel()
 	cat := catalog(t)
 	dir := t.TempDir()
-	snap, err := BuildDir(t.Context(), os.DirFS(cat), dir, "v")
+	snap, err := buildDir(t.Context(), os.DirFS(cat), dir, "v")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,8 +359,8 @@ func TestReadOnlyCache(t *testing.T) {
 
 func TestMemoryStorage(t *testing.T) {
 	t.Parallel()
-	m := &memStorage{}
-	w, err := newWriter(m)
+	m := new(scratch.File)
+	w, err := NewWriter(m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,31 +384,5 @@ func TestInvalidUTF8Object(t *testing.T) {
 	_, err := encodeBundle(nil, &registry.BundleAnswer{CsvName: "b", Objects: [][]byte{{'{', 0xff, '}'}}})
 	if err == nil || !strings.Contains(err.Error(), "not valid UTF-8") {
 		t.Errorf("error %v, want invalid UTF-8", err)
-	}
-}
-
-// Without a writable temporary directory the answers stay in memory, and a
-// synthesized CSV still gets its package's icon (not stashed then: the
-// stash would only keep it in memory for as long as the cache is served).
-func TestBuildInMemory(t *testing.T) {
-	dir := t.TempDir()
-	write(t, dir, "c.json", `{"schema":"olm.package","name":"p","defaultChannel":"c","icon":{"base64data":"PHN2Zy8+","mediatype":"image/svg+xml"}}
-{"schema":"olm.channel","package":"p","name":"c","entries":[{"name":"p.v1"}]}
-{"schema":"olm.bundle","name":"p.v1","package":"p","image":"x.io/p:1","properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.0.0"}},{"type":"olm.csv.metadata","value":{"displayName":"P"}}]}
-`)
-	snap, inMemory, err := Build(t.Context(), os.DirFS(dir), filepath.Join(t.TempDir(), "missing", "dir"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer snap.Close()
-	if !inMemory {
-		t.Fatal("want an in-memory build when the temporary directory cannot be written")
-	}
-	p, err := snap.ReadBundle(&snap.Index.Bundles[0], true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Contains(p.CsvJSON, []byte(`"icon":[{"base64data":"PHN2Zy8+","mediatype":"image/svg+xml"}]`)) {
-		t.Errorf("csvJson lacks the package icon: %s", p.CsvJSON)
 	}
 }

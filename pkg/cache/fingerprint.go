@@ -3,16 +3,14 @@ package cache
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"path"
 	"runtime"
 	"sort"
 	"sync"
 
-	"github.com/fastopm/fastopm/pkg/indexignore"
+	"github.com/fastopm/fastopm/alpha/declcfg"
 )
 
 // Fingerprint identifies a catalog's content: the path, size and SHA-256
@@ -24,6 +22,15 @@ type Fingerprint struct {
 	Files []FileSum
 }
 
+// Size is the total size of the fingerprinted files.
+func (fp Fingerprint) Size() int64 {
+	var n int64
+	for _, f := range fp.Files {
+		n += f.Size
+	}
+	return n
+}
+
 // FileSum is one file of a Fingerprint.
 type FileSum struct {
 	Path string
@@ -31,9 +38,10 @@ type FileSum struct {
 	Sum  [sha256.Size]byte
 }
 
-// ComputeFingerprint reads every catalog file of fsys, in parallel.
-func ComputeFingerprint(ctx context.Context, fsys fs.FS) (Fingerprint, error) {
-	files, err := catalogFiles(fsys)
+// ComputeFingerprint reads every catalog file of fsys, in parallel. opts
+// are the loader's (the size limit decides which files it reads).
+func ComputeFingerprint(ctx context.Context, fsys fs.FS, opts ...declcfg.WalkOption) (Fingerprint, error) {
+	files, err := catalogFiles(fsys, opts)
 	if err != nil {
 		return Fingerprint{}, err
 	}
@@ -46,8 +54,8 @@ func ComputeFingerprint(ctx context.Context, fsys fs.FS) (Fingerprint, error) {
 // Check compares the catalog at fsys with the fingerprint. A difference is
 // a *RejectedError of reason Stale naming the first file (by path) that
 // was added, removed or changed. cachePath names the cache in the error.
-func (fp Fingerprint) Check(ctx context.Context, fsys fs.FS, cachePath string) error {
-	files, err := catalogFiles(fsys)
+func (fp Fingerprint) Check(ctx context.Context, fsys fs.FS, cachePath string, opts ...declcfg.WalkOption) error {
+	files, err := catalogFiles(fsys, opts)
 	if err != nil {
 		return err
 	}
@@ -79,44 +87,20 @@ func (fp Fingerprint) Check(ctx context.Context, fsys fs.FS, cachePath string) e
 	return nil
 }
 
-// catalogFiles lists the files the catalog loader reads, plus the
-// .indexignore files, sorted by path, with their sizes.
-func catalogFiles(fsys fs.FS) ([]FileSum, error) {
-	var (
-		files   []FileSum
-		matcher indexignore.Matcher
-	)
-	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			content, err := fs.ReadFile(fsys, path.Join(p, indexignore.FileName))
-			switch {
-			case err == nil:
-				if err := matcher.Add(p, content); err != nil {
-					return err
-				}
-			case !errors.Is(err, fs.ErrNotExist):
-				return err
-			}
-			return nil
-		}
-		if d.Name() != indexignore.FileName && matcher.Match(p) {
-			return nil
-		}
-		st, err := fs.Stat(fsys, p)
-		if err != nil {
-			return err
-		}
-		if st.IsDir() {
-			return nil
-		}
-		files = append(files, FileSum{Path: p, Size: st.Size()})
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list catalog files: %w", err)
+// catalogFiles lists the files the catalog loader reads (declcfg.ListFiles),
+// plus the .indexignore files, sorted by path, with their sizes. A problem
+// the loader would report fails the listing.
+func catalogFiles(fsys fs.FS, opts []declcfg.WalkOption) ([]FileSum, error) {
+	listed, errs := declcfg.ListFiles(fsys, opts...)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	files := make([]FileSum, 0, len(listed.Catalog)+len(listed.IndexIgnore))
+	for _, f := range listed.Catalog {
+		files = append(files, FileSum{Path: f.Path, Size: f.Size})
+	}
+	for _, f := range listed.IndexIgnore {
+		files = append(files, FileSum{Path: f.Path, Size: f.Size})
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	return files, nil

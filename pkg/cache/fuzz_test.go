@@ -10,7 +10,7 @@ import (
 // FuzzDecodeIndex feeds damaged indexes to the decoder: it must fail or
 // produce an Index that validates or is refused, never panic.
 func FuzzDecodeIndex(f *testing.F) {
-	snap, _, err := Build(f.Context(), os.DirFS("../../testdata/catalogs/fixture-olm-deprecations"), f.TempDir())
+	snap, _, err := build(f.Context(), os.DirFS("../../testdata/catalogs/fixture-olm-deprecations"), f.TempDir())
 	if err != nil {
 		f.Fatal(err)
 	}

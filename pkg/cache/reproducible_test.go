@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/fastopm/fastopm/pkg/registry"
+	"github.com/fastopm/fastopm/pkg/scratch"
 )
 
 // TestBuildDirReproducible builds the cache of multi-file catalogs several
@@ -31,7 +32,7 @@ func TestBuildDirReproducible(t *testing.T) {
 			for i, procs := range []int{1, 8, 2, 16} {
 				prev := runtime.GOMAXPROCS(procs)
 				dir := filepath.Join(t.TempDir(), "cache")
-				snap, err := BuildDir(t.Context(), os.DirFS(cat), dir, "v-test")
+				snap, err := buildDir(t.Context(), os.DirFS(cat), dir, "v-test")
 				runtime.GOMAXPROCS(prev)
 				if err != nil {
 					t.Fatal(err)
@@ -164,7 +165,7 @@ func TestFinishFromMemory(t *testing.T) {
 	t.Parallel()
 	cat := "../../testdata/catalogs/submariner-v4.14"
 	dir := filepath.Join(t.TempDir(), "cache")
-	snap, err := BuildDir(t.Context(), os.DirFS(cat), dir, "v-test")
+	snap, err := buildDir(t.Context(), os.DirFS(cat), dir, "v-test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +175,7 @@ func TestFinishFromMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	w, err := newWriter(&memStorage{})
+	w, err := NewWriter(new(scratch.File))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ func TestBuildShapes(t *testing.T) {
 	for _, s := range shapecat.Shapes {
 		t.Run(s.Name, func(t *testing.T) {
 			dir := t.TempDir()
-			built, err := BuildDir(t.Context(), s.FS(n), dir, "test")
+			built, err := buildDir(t.Context(), s.FS(n), dir, "test")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,7 +64,7 @@ func TestVerifyFindsDamage(t *testing.T) {
 	for _, window := range []int{1 << 20, 5000, 100} {
 		verifyWindow = window
 		dir := t.TempDir()
-		snap, err := BuildDir(t.Context(), custom.FS(50), dir, "test")
+		snap, err := buildDir(t.Context(), custom.FS(50), dir, "test")
 		if err != nil {
 			t.Fatal(err)
 		}

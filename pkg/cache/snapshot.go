@@ -34,7 +34,7 @@ type Snapshot struct {
 	// Path is the cache file ("" for an unlinked temporary file).
 	Path string
 
-	f         storage
+	f         Storage
 	bodiesEnd int64
 	closed    atomic.Bool
 }

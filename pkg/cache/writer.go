@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/fastopm/fastopm/pkg/registry"
+	"github.com/fastopm/fastopm/pkg/scratch"
 )
 
 // The cache file:
@@ -49,7 +50,7 @@ const FormatVersion = 1
 // catalog of many small custom blobs would otherwise cost a system call
 // per blob.
 type Writer struct {
-	f storage
+	f Storage
 
 	mu   sync.Mutex
 	size int64 // the bytes stored, written or pending
@@ -69,27 +70,26 @@ const (
 
 var bufPool = sync.Pool{New: func() any { return new([]byte) }}
 
-// storage is where a cache's bytes live: a file, or memory when no file
-// can be written.
-type storage interface {
+// Storage is where a Writer keeps a cache's bytes: a *scratch.File (an
+// unlinked temporary file, or memory) for a cold start or the records of a
+// cache build.
+type Storage interface {
 	io.ReaderAt
 	io.WriterAt
 	io.Closer
 }
 
-// NewWriter stores answers in f, which must be empty and open for reading
-// and writing: as a cache of its own (Snapshot), or as the scratch space
-// of a cache file that Finish writes elsewhere.
-func NewWriter(f *os.File) (*Writer, error) { return newWriter(f) }
-
-func newWriter(f storage) (*Writer, error) {
+// NewWriter stores answers in st, which must be empty: as a cache of its
+// own (Snapshot), or as the scratch space of a cache file that Finish
+// writes elsewhere.
+func NewWriter(st Storage) (*Writer, error) {
 	var h [headerSize]byte
 	copy(h[:], headerMagic)
 	binary.LittleEndian.PutUint32(h[8:], FormatVersion)
-	if _, err := f.WriteAt(h[:], 0); err != nil {
+	if _, err := st.WriteAt(h[:], 0); err != nil {
 		return nil, fmt.Errorf("write cache header: %w", err)
 	}
-	return &Writer{f: f, size: headerSize}, nil
+	return &Writer{f: st, size: headerSize}, nil
 }
 
 // append stores rec at the end of the file and returns its offset.
@@ -320,19 +320,12 @@ func eachBody(x *registry.Index, fn func(name string, r *registry.BodyRef)) {
 }
 
 // copyRange appends n bytes of src, from offset from, to dst at dst's
-// current offset. From one file to another, (*os.File).ReadFrom copies in
-// the kernel (copy_file_range) when it can.
-func copyRange(dst *os.File, src storage, from, n int64) error {
-	var r io.Reader
-	if f, ok := src.(*os.File); ok {
-		if _, err := f.Seek(from, io.SeekStart); err != nil {
-			return err
-		}
-		r = &io.LimitedReader{R: f, N: n}
-	} else {
-		r = io.NewSectionReader(src, from, n)
+// current offset: in the kernel when src is a scratch file.
+func copyRange(dst *os.File, src Storage, from, n int64) error {
+	if sc, ok := src.(*scratch.File); ok {
+		return sc.CopyTo(dst, from, n)
 	}
-	m, err := dst.ReadFrom(r)
+	m, err := dst.ReadFrom(io.NewSectionReader(src, from, n))
 	if err == nil && m != n {
 		err = io.ErrUnexpectedEOF
 	}

@@ -21,6 +21,11 @@ type Options struct {
 	// Sink receives each bundle's answer and each custom-schema blob as
 	// the catalog is read. Required.
 	Sink Sink
+	// Stash, when set, keeps each package's icon and description out of
+	// memory until the load is done.
+	Stash Stash
+	// Walk configures the catalog loader (Load).
+	Walk []declcfg.WalkOption
 }
 
 // Builder makes an Index in one pass over a catalog's blobs: it feeds the
@@ -89,8 +94,7 @@ func (bld *Builder) AddBlob(b *declcfg.Blob) error {
 		if dup {
 			return nil // reported by the model
 		}
-		stash, _ := bld.opts.Sink.(Stash)
-		info, err := newPkgInfo(&p, stash)
+		info, err := newPkgInfo(&p, bld.opts.Stash)
 		if err != nil {
 			return fmt.Errorf("stash package %q: %w", p.Name, err)
 		}
@@ -340,6 +344,6 @@ func sortMetas(ms []metaRec) []Meta {
 // answers in opts.Sink.
 func Load(ctx context.Context, fsys fs.FS, opts Options) (*Index, error) {
 	bld := NewBuilder(opts)
-	err := declcfg.Walk(ctx, fsys, bld.AddBlob)
+	err := declcfg.Walk(ctx, fsys, bld.AddBlob, opts.Walk...)
 	return bld.Build(err)
 }

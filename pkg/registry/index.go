@@ -65,10 +65,10 @@ type Sink interface {
 	PutMeta(blob []byte) (BodyRef, error)
 }
 
-// Stash is implemented by Sinks that can keep bytes the load may need
-// again but does not serve (a package's icon and description, needed only
-// by bundles whose CSV is synthesized): out of memory, they do not add to
-// the load's peak. Stashed bytes are not part of a saved cache.
+// Stash keeps bytes the load may need again but does not serve (a
+// package's icon and description, needed only by bundles whose CSV is
+// synthesized): out of memory, they do not add to the load's peak.
+// pkg/cache's Writer is one; stashed bytes are not part of a saved cache.
 type Stash interface {
 	Stash(b []byte) (BodyRef, error)
 	ReadStash(r BodyRef) ([]byte, error)

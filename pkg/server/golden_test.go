@@ -64,7 +64,7 @@ func checkGolden(t *testing.T, dir, goldenDir string) {
 		t.Fatal(err)
 	}
 	if strings.HasPrefix(string(verdict), "failed\n") {
-		_, _, err := cache.Build(t.Context(), os.DirFS(dir), t.TempDir())
+		_, err := coldSnapshot(t.Context(), os.DirFS(dir), t.TempDir())
 		var ice *registry.InvalidCatalogError
 		if !errors.As(err, &ice) {
 			t.Fatalf("serving an invalid catalog: got error %v, want an InvalidCatalogError", err)
@@ -85,7 +85,7 @@ func checkGolden(t *testing.T, dir, goldenDir string) {
 	}
 	// A cache saved to a directory and opened again answers the same.
 	cacheDir := t.TempDir()
-	saved, err := cache.BuildDir(t.Context(), os.DirFS(dir), cacheDir, "test")
+	saved, err := savedSnapshot(t.Context(), os.DirFS(dir), cacheDir, "test")
 	if err != nil {
 		t.Fatal(err)
 	}

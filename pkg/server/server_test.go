@@ -341,7 +341,7 @@ func TestMessageSizeLimit(t *testing.T) {
 func TestCorruptAnswerIsDataLoss(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	snap, err := cache.BuildDir(t.Context(), os.DirFS("../../testdata/catalogs/fixture-olm-deprecations"), dir, "v")
+	snap, err := savedSnapshot(t.Context(), os.DirFS("../../testdata/catalogs/fixture-olm-deprecations"), dir, "v")
 	if err != nil {
 		t.Fatal(err)
 	}

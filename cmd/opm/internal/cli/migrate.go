@@ -46,7 +46,7 @@ parsers that assume that a file contains exactly one valid JSON object.`,
 				}
 				m.Migrations = mig
 			}
-			m.Sources = &action.Resolver{ImageOptions: g.imageOptions(cacheDir)}
+			m.Sources = &action.Resolver{ImageOptions: g.imageOptions(cacheDir), MaxFileSize: g.maxFileSize.limit()}
 			// Upstream's log lines, word for word (the second with its newline).
 			logLine(s.Err, "info", fmt.Sprintf("rendering index %q as file-based catalog", m.CatalogRef))
 			if err := m.Run(cmd.Context()); err != nil {

@@ -85,7 +85,8 @@ those images actually existing. Available template variables are:
 				Migrations:       m,
 			}
 			out := bufio.NewWriterSize(s.Out, 1<<20)
-			r := action.Render{Refs: args, Format: format, Sources: res}
+			res.MaxFileSize = g.maxFileSize.limit()
+			r := action.Render{Refs: args, Format: format, Sources: res, MaxFileSize: g.maxFileSize.limit()}
 			if err := r.Run(cmd.Context(), out); err != nil {
 				return err
 			}

@@ -42,11 +42,13 @@ func (e *ExitError) Unwrap() error { return e.Err }
 type globalOptions struct {
 	skipTLSVerify bool
 	useHTTP       bool
+	// maxFileSize limits one catalog file (--max-catalog-file-size).
+	maxFileSize byteSize
 }
 
 // New builds the opm command tree.
 func New(s Streams) *cobra.Command {
-	var g globalOptions
+	g := globalOptions{maxFileSize: defaultMaxFileSize}
 	root := &cobra.Command{
 		Use:           "opm",
 		Short:         "operator package manager",
@@ -64,6 +66,7 @@ func New(s Streams) *cobra.Command {
 	pf := root.PersistentFlags()
 	pf.BoolVar(&g.skipTLSVerify, "skip-tls-verify", false, "skip TLS certificate verification for container image registries while pulling bundles")
 	pf.BoolVar(&g.useHTTP, "use-http", false, "use plain HTTP for container image registries while pulling bundles")
+	pf.Var(&g.maxFileSize, "max-catalog-file-size", "refuse catalog files larger than this (e.g. 1GiB, 500M; 0 for no limit): a file that is not a catalog must not exhaust memory")
 	pf.Bool("skip-tls", false, "skip TLS certificate verification for container image registries while pulling bundles or index")
 	_ = pf.MarkDeprecated("skip-tls", "use --use-http and --skip-tls-verify instead")
 	_ = pf.MarkHidden("skip-tls")
@@ -87,7 +90,7 @@ func New(s Streams) *cobra.Command {
 	alpha.AddCommand(newAlphaBundleCmd(s))
 	root.AddCommand(
 		newRenderCmd(s, &g),
-		newValidateCmd(s),
+		newValidateCmd(s, &g),
 		newServeCmd(s, &g),
 		newMigrateCmd(s, &g),
 		newGenerateCmd(s, &g),

@@ -10,7 +10,7 @@ import (
 	"github.com/fastopm/fastopm/alpha/action"
 )
 
-func newServeCmd(s Streams, _ *globalOptions) *cobra.Command {
+func newServeCmd(s Streams, g *globalOptions) *cobra.Command {
 	var (
 		a        action.Serve
 		enforce  bool
@@ -32,6 +32,7 @@ opm, the pprof endpoint is off unless --pprof-addr is given an address.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a.CatalogDir = args[0]
+			a.MaxFileSize = g.maxFileSize.limit()
 			if cmd.Flags().Changed("cache-enforce-integrity") {
 				a.Enforce = action.EnforceOff
 				if enforce {

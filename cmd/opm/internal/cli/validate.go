@@ -23,7 +23,7 @@ type validationError struct {
 	Message string `json:"message"`
 }
 
-func newValidateCmd(s Streams) *cobra.Command {
+func newValidateCmd(s Streams, g *globalOptions) *cobra.Command {
 	var (
 		output string
 		strict bool
@@ -49,7 +49,7 @@ Exit status: 0 when the catalog is valid, 1 when it is not.`,
 			if !st.IsDir() {
 				return fmt.Errorf("%q is not a directory", dir)
 			}
-			res, err := action.Validate{FS: os.DirFS(dir), Strict: strict}.Run(cmd.Context())
+			res, err := action.Validate{FS: os.DirFS(dir), Strict: strict, MaxFileSize: g.maxFileSize.limit()}.Run(cmd.Context())
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,135 @@
+package action
+
+import (
+	"os"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+	"time"
+)
+
+// limitLoadMemory sets a soft memory limit for the time of a catalog load
+// of size bytes and returns the function that lifts it. The load's live
+// heap grows with the catalog (its model and index) while most of what it
+// allocates is short-lived; without a limit the collector lets the heap
+// reach twice the live size before it runs, which is what a pod's memory
+// peak would be.
+//
+// A load asks for 40 MiB plus a sixteenth of the catalog's bytes, above
+// the live heap of the catalogs measured (at most about 30 MiB on the
+// 491 MB benchmark catalog, half of it file buffers): there the peak drops
+// from 157 to 90 MB at the same CPU time. A catalog heavier per byte (many
+// small bundles) would make the collector run all the time under that
+// limit, so a watcher keeps the limit at least half again the live heap
+// while loads run. Loads that overlap in one process add up their
+// requests; the last one to end restores the limit found by the first. A
+// GOMEMLIMIT set by the user is left alone.
+func limitLoadMemory(size int64) (restore func()) {
+	return loadMemory.limit(size)
+}
+
+// loadMemory is the process's memory limit policy while catalogs load.
+var loadMemory = memoryPolicy{
+	liveHeap: readLiveHeap,
+	setLimit: debug.SetMemoryLimit,
+	tick:     10 * time.Millisecond,
+}
+
+// memoryPolicy is limitLoadMemory's state. Its clock and its view of the
+// runtime are fields, so that the tests drive it step by step.
+type memoryPolicy struct {
+	liveHeap func() (uint64, bool)   // the live heap, if known
+	setLimit func(limit int64) int64 // debug.SetMemoryLimit
+	tick     time.Duration           // how often the watcher looks; 0: never
+
+	mu    sync.Mutex
+	loads int           // loads running
+	prev  int64         // the limit before the first of them
+	asked int64         // what the running loads asked for, together
+	set   int64         // the limit set
+	stop  chan struct{} // closed when the last load ends
+}
+
+func (p *memoryPolicy) limit(size int64) (restore func()) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	ask := 40<<20 + size/16
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.loads == 0 {
+		p.prev = p.setLimit(-1)
+		p.asked, p.set = 0, 0
+		p.stop = make(chan struct{})
+		if p.tick > 0 {
+			go p.watch(p.stop)
+		}
+	}
+	p.loads++
+	p.asked += ask
+	p.raise(p.asked)
+	return func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.loads--
+		p.asked -= ask
+		if p.loads > 0 {
+			return // the limit stays at least what the others asked for
+		}
+		// The watcher sees stop closed as soon as it gets the lock, and
+		// never raises the limit again.
+		close(p.stop)
+		p.setLimit(p.prev)
+	}
+}
+
+// raise sets the limit to want if that is higher. p.mu is held.
+func (p *memoryPolicy) raise(want int64) {
+	if want > p.set {
+		p.set = want
+		p.setLimit(want)
+	}
+}
+
+// watch calls check every tick until stop is closed.
+func (p *memoryPolicy) watch(stop chan struct{}) {
+	t := time.NewTicker(p.tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		if !p.check(stop) {
+			return
+		}
+	}
+}
+
+// check keeps the limit at least half again the live heap while loads
+// run. It reports false when the watcher should stop.
+func (p *memoryPolicy) check(stop chan struct{}) bool {
+	live, ok := p.liveHeap()
+	if !ok {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-stop:
+		return false
+	default:
+	}
+	p.raise(int64(live) * 3 / 2)
+	return true
+}
+
+func readLiveHeap() (uint64, bool) {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0, false
+	}
+	return s[0].Value.Uint64(), true
+}

@@ -1,0 +1,83 @@
+package action
+
+import (
+	"context"
+	"io/fs"
+
+	"github.com/fastopm/fastopm/alpha/declcfg"
+	"github.com/fastopm/fastopm/pkg/cache"
+	"github.com/fastopm/fastopm/pkg/registry"
+	"github.com/fastopm/fastopm/pkg/scratch"
+)
+
+// The serve load: one pass over the catalog (registry.Load) that validates
+// it, builds the query index and hands every answer to a cache Writer,
+// under the load's memory policy (memlimit.go). pkg/cache is only the
+// storage format; what is read, where the answers go and how much memory
+// the load may take are decided here.
+
+// LoadServeTemp loads the catalog at fsys into a cache that is never
+// saved: an unlinked temporary file in tmpDir (os.TempDir() when empty),
+// gone with the process, or memory when no file can be created there
+// (inMemory). It is the cold start of `opm serve` without --cache-dir.
+func LoadServeTemp(ctx context.Context, fsys fs.FS, tmpDir string, walk ...declcfg.WalkOption) (snap *cache.Snapshot, inMemory bool, err error) {
+	defer limitLoadMemory(catalogSize(fsys, walk))()
+	st := scratch.CreateOrMemory(tmpDir, "fastopm-serve-*.cache")
+	w, err := cache.NewWriter(st)
+	if err != nil {
+		st.Close()
+		return nil, false, err
+	}
+	opts := registry.Options{Sink: w, Walk: walk}
+	if !st.InMemory() {
+		// Stashing into memory would only keep the bytes for as long as
+		// the cache is served.
+		opts.Stash = w
+	}
+	x, err := registry.Load(ctx, fsys, opts)
+	if err == nil {
+		snap, err = w.Snapshot(x)
+	}
+	if err != nil {
+		st.Close()
+		return nil, false, err
+	}
+	return snap, st.InMemory(), nil
+}
+
+// LoadServeDir loads the catalog at fsys into a new cache in dir (created
+// when missing), replacing the cache there atomically, and returns it
+// opened. producer is the version of opm recorded in the cache. It is
+// `opm serve --cache-dir`'s build, and --cache-only's.
+func LoadServeDir(ctx context.Context, fsys fs.FS, dir, producer string, walk ...declcfg.WalkOption) (*cache.Snapshot, error) {
+	b, err := cache.NewDirBuild(dir)
+	if err != nil {
+		return nil, err
+	}
+	// The fingerprint is taken first: if the catalog changes during the
+	// build, the cache is stale at the next start rather than wrong.
+	fp, err := cache.ComputeFingerprint(ctx, fsys, walk...)
+	if err != nil {
+		b.Abort()
+		return nil, err
+	}
+	defer limitLoadMemory(fp.Size())()
+	w := b.Writer()
+	x, err := registry.Load(ctx, fsys, registry.Options{Sink: w, Stash: w, Walk: walk})
+	if err != nil {
+		b.Abort()
+		return nil, err
+	}
+	return b.Commit(ctx, x, fp, producer)
+}
+
+// catalogSize is the size of the files the loader will read, or 0 when
+// they cannot be listed (the load then reports why).
+func catalogSize(fsys fs.FS, walk []declcfg.WalkOption) int64 {
+	files, _ := declcfg.ListFiles(fsys, walk...)
+	var n int64
+	for _, f := range files.Catalog {
+		n += f.Size
+	}
+	return n
+}

@@ -1,0 +1,52 @@
+package cache
+
+import (
+	"context"
+	"io/fs"
+
+	"github.com/fastopm/fastopm/pkg/registry"
+	"github.com/fastopm/fastopm/pkg/scratch"
+)
+
+// The tests build caches the way opm serve does (alpha/action's
+// LoadServeTemp and LoadServeDir), without its memory policy.
+
+// build loads the catalog at fsys into an unsaved cache in tmpDir, or in
+// memory when no file can be created there.
+func build(ctx context.Context, fsys fs.FS, tmpDir string) (*Snapshot, bool, error) {
+	st := scratch.CreateOrMemory(tmpDir, "fastopm-serve-*.cache")
+	w, err := NewWriter(st)
+	if err != nil {
+		return nil, false, err
+	}
+	opts := registry.Options{Sink: w}
+	if !st.InMemory() {
+		opts.Stash = w
+	}
+	x, err := registry.Load(ctx, fsys, opts)
+	if err != nil {
+		st.Close()
+		return nil, false, err
+	}
+	snap, err := w.Snapshot(x)
+	return snap, st.InMemory(), err
+}
+
+// buildDir builds the cache of the catalog at fsys into dir.
+func buildDir(ctx context.Context, fsys fs.FS, dir, producer string) (*Snapshot, error) {
+	b, err := NewDirBuild(dir)
+	if err != nil {
+		return nil, err
+	}
+	fp, err := ComputeFingerprint(ctx, fsys)
+	if err != nil {
+		b.Abort()
+		return nil, err
+	}
+	x, err := registry.Load(ctx, fsys, registry.Options{Sink: b.Writer(), Stash: b.Writer()})
+	if err != nil {
+		b.Abort()
+		return nil, err
+	}
+	return b.Commit(ctx, x, fp, producer)
+}
