@@ -183,29 +183,6 @@ func (m *Matcher) Match(path string) bool {
 	return false
 }
 
-// Load walks fsys once and returns a Matcher with every .indexignore in it
-// (convenience for callers that do not walk themselves).
-func Load(fsys fs.FS) (*Matcher, error) {
-	m := &Matcher{}
-	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() || d.Name() != FileName {
-			return nil
-		}
-		content, err := fs.ReadFile(fsys, p)
-		if err != nil {
-			return err
-		}
-		return m.Add(path.Dir(p), content)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("load %s files: %w", FileName, err)
-	}
-	return m, nil
-}
-
 // splitPath appends the "/"-separated elements of p to dst, keeping empty
 // elements as strings.Split does.
 func splitPath(dst []string, p string) []string {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"slices"
 	"strings"
 	"testing"
@@ -40,7 +41,7 @@ func mapFS(files map[string]string) fstest.MapFS {
 	return fsys
 }
 
-func TestLoad(t *testing.T) {
+func TestLoadPatterns(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name string
@@ -105,7 +106,7 @@ func TestLoad(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			m, err := Load(tc.fsys)
+			m, err := load(tc.fsys)
 			if err != nil {
 				t.Fatalf("Load: %v", err)
 			}
@@ -177,7 +178,7 @@ func TestLoadError(t *testing.T) {
 		"a/.indexignore": strings.Repeat("x", bufio.MaxScanTokenSize),
 		"b.yaml":         "",
 	})
-	m, err := Load(fsys)
+	m, err := load(fsys)
 	if !errors.Is(err, bufio.ErrTooLong) {
 		t.Fatalf("Load error = %v, want %v", err, bufio.ErrTooLong)
 	}
@@ -188,8 +189,8 @@ func TestLoadError(t *testing.T) {
 		t.Errorf("error %q does not name the file", err)
 	}
 
-	if _, err := Load(fstest.MapFS{}); err != nil {
-		t.Errorf("Load(empty) = %v", err)
+	if _, err := load(fstest.MapFS{}); err != nil {
+		t.Errorf("load(empty) = %v", err)
 	}
 }
 
@@ -293,7 +294,7 @@ func BenchmarkMatch(b *testing.B) {
 	}
 }
 
-func ExampleLoad() {
+func ExampleMatcher() {
 	catalog := fstest.MapFS{
 		".indexignore":          {Data: []byte("# only catalog data\n*.md\n/scripts/\n")},
 		"README.md":             {Data: []byte("# my catalog\n")},
@@ -304,19 +305,47 @@ func ExampleLoad() {
 		"etcd/CHANGELOG.md":     {Data: []byte("ignored\n")},
 		"etcd/scripts/keep.yml": {Data: []byte("kept: /scripts/ is anchored at the root\n")},
 	}
-	m, err := Load(catalog)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
+	// One walk: each directory's .indexignore is added before its files
+	// are matched.
+	var m Matcher
 	_ = fs.WalkDir(catalog, ".", func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && !m.Match(p) {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir():
+			if content, err := fs.ReadFile(catalog, path.Join(p, FileName)); err == nil {
+				return m.Add(p, content)
+			}
+		case d.Name() != FileName && !m.Match(p):
 			fmt.Println(p)
 		}
-		return err
+		return nil
 	})
 	// Output:
 	// etcd/NOTES.md
 	// etcd/catalog.yaml
 	// etcd/scripts/keep.yml
+}
+
+// load walks fsys once and returns a Matcher with every .indexignore in
+// it; the loader (declcfg.ListFiles) adds them as its walk meets them.
+func load(fsys fs.FS) (*Matcher, error) {
+	m := &Matcher{}
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || d.Name() != FileName {
+			return nil
+		}
+		content, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return err
+		}
+		return m.Add(path.Dir(p), content)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("load %s files: %w", FileName, err)
+	}
+	return m, nil
 }
