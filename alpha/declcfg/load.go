@@ -237,6 +237,13 @@ func (p *parser) parseFile(root fs.FS, name string, fileIdx int, fn WalkFunc) (E
 	if len(bytes.TrimSpace(src)) == 0 {
 		return Errors{{Path: name, Err: fmt.Errorf("%w: the file is empty"+notCatalogHint, ErrNotCatalog)}}, nil
 	}
+	if bytes.HasPrefix(src, utf8BOM) && canonjson.IsJSONStream(src[len(utf8BOM):]) {
+		// A byte order mark before a JSON stream: upstream takes the file
+		// for YAML and reads its first object only, silently dropping
+		// the rest. Read it as the JSON stream it is. (The buffer is
+		// ours; blanks keep every offset in the file.)
+		copy(src, "   ")
+	}
 	lc := lineCounter{src: src, line: 1}
 	var errs Errors
 	// emit hands a blob to fn; a blob that is not a catalog object (no
@@ -362,6 +369,10 @@ func (p *parser) parseFile(root fs.FS, name string, fileIdx int, fn WalkFunc) (E
 	}
 	return errs, nil
 }
+
+// utf8BOM is the UTF-8 encoding of U+FEFF, the byte order mark some
+// editors put at the start of a file.
+var utf8BOM = []byte("\xef\xbb\xbf")
 
 // errBinary stops the split of a file that holds binary data.
 var errBinary = errors.New("binary data")

@@ -203,6 +203,7 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte("{\"schema\":\"a\"}\n{schema: b,}\n---\n---\n"), false)
 	f.Add([]byte("{\"schema\":\"olm.channel\",\"entries\":[{\"name\":\"x\",\"skips\":[\"\\ud800\"]}]}"), false)
 	f.Add([]byte("schema: x\nmessage: |+\n  a\n\n  b"), true)
+	f.Add([]byte("\xef\xbb\xbf{\"schema\":\"a\"}\n{\"schema\":\"b\"}"), false)
 	f.Add([]byte("schema: x\r\nmessage: >\r\n  a\r\n  b"), true)
 	f.Fuzz(func(t *testing.T, data []byte, yaml bool) {
 		name := "f.json"

@@ -16,6 +16,8 @@ import (
 
 	"golang.org/x/text/cases"
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/fastopm/fastopm/pkg/canonjson"
 )
 
 // The loader must read every file as upstream opm reads it: through
@@ -101,9 +103,17 @@ func ourDecode(data []byte) ([][]byte, error) {
 // upstream's: where upstream reads the whole file, we must read the same
 // blobs without a problem; where upstream stops at an error, we must
 // report a problem too, and agree on the blobs before it.
+//
+// One deliberate difference: a byte order mark before a JSON stream makes
+// upstream read the file as YAML, and only its first object; we read the
+// whole stream, as upstream reads it without the mark.
 func compareWithUpstream(t *testing.T, name string, data []byte) {
 	t.Helper()
-	want, upErr := upstreamDecode(data)
+	up := data
+	if rest := bytes.TrimPrefix(data, utf8BOM); len(rest) < len(data) && canonjson.IsJSONStream(rest) {
+		up = rest
+	}
+	want, upErr := upstreamDecode(up)
 	got, err := ourDecode(data)
 	if upErr == nil && err != nil {
 		t.Fatalf("%s: upstream reads the file, we report: %v\n%.400q", name, err, data)
@@ -172,5 +182,23 @@ func TestUpstreamDecoderBlockScalarAtEnd(t *testing.T) {
 	blobs, err := ourDecode([]byte(head + "|\n    deprecated"))
 	if err != nil || len(blobs) != 1 || !strings.Contains(string(blobs[0]), `"message":"deprecated\n"`) {
 		t.Errorf("block scalar at the end of a file: %s, %v", blobs, err)
+	}
+}
+
+// TestByteOrderMark: a JSON stream after a byte order mark is read whole,
+// at the right positions; YAML after one is read as upstream reads it.
+func TestByteOrderMark(t *testing.T) {
+	stream := "\xef\xbb\xbf" + `{"schema":"a"}` + "\n" + `{"schema":"b"}` + "\n" + `{"schema":"c"}`
+	blobs, err := ourDecode([]byte(stream))
+	if err != nil || len(blobs) != 3 {
+		t.Fatalf("%d blobs, %v; want all 3", len(blobs), err)
+	}
+	lines, err := collectBlobs(t, fstest.MapFS{"f.json": {Data: []byte(stream)}})
+	if err != nil || len(lines) != 3 || !strings.HasPrefix(lines[0], "f.json:1:4 ") || !strings.HasPrefix(lines[2], "f.json:3:1 ") {
+		t.Errorf("positions %q, %v", lines, err)
+	}
+	compareWithUpstream(t, "bom yaml", []byte("\xef\xbb\xbfschema: a\n---\nschema: b\n"))
+	if up, err := upstreamDecode([]byte(stream)); err != nil || len(up) != 1 {
+		t.Errorf("upstream now reads %d blobs (%v): update docs/compatibility.md", len(up), err)
 	}
 }

@@ -2,6 +2,7 @@ package model
 
 import (
 	"bytes"
+	"errors"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -464,7 +465,15 @@ func (b *build) bundleValid(src Source, d *bundleData) bool {
 		return false
 	}
 	if d.parseErr != nil {
-		b.load(RuleProperty, src, d.pkg, d.name, "parse properties for bundle %q: %v", d.name, d.parseErr)
+		// Upstream's words, where the blob is, and what is wrong in words.
+		msg := fmt.Sprintf("%s: parse properties for bundle %q: %v", src, d.name, d.parseErr)
+		var pe property.ParseError
+		if errors.As(d.parseErr, &pe) {
+			if why := pe.Explain(); why != "" {
+				msg += fmt.Sprintf(" (property %d of type %q: %s)", pe.Idx, pe.Typ, why)
+			}
+		}
+		b.load(RuleProperty, src, d.pkg, d.name, "%s", msg)
 		return false
 	}
 	if len(d.packages) != 1 {

@@ -6,7 +6,10 @@ package property
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
+	"strings"
 )
 
 // Property is one entry of a blob's properties list. Value is the
@@ -83,6 +86,63 @@ func (e ParseError) Error() string {
 }
 
 func (e ParseError) Unwrap() error { return e.Err }
+
+// Explain says in words what is wrong with the value, when the error is
+// one of encoding/json's type errors: `"version" must be a string, found
+// a number`. It returns "" otherwise.
+func (e ParseError) Explain() string {
+	var te *json.UnmarshalTypeError
+	if !errors.As(e.Err, &te) || te.Type == nil {
+		return ""
+	}
+	found := strings.TrimSpace(te.Value)
+	switch {
+	case found == "array":
+		found = "a list"
+	case found == "object", found == "number", found == "string", found == "bool":
+		found = map[string]string{"object": "an object", "number": "a number", "string": "a string", "bool": "a boolean"}[found]
+	case strings.HasPrefix(found, "number "):
+		found = "the number " + strings.TrimPrefix(found, "number ")
+	}
+	want := jsonKind(te.Type)
+	if te.Field == "" {
+		return fmt.Sprintf("the value must be %s, found %s", want, found)
+	}
+	return fmt.Sprintf("%q must be %s, found %s", te.Field, want, found)
+}
+
+// jsonKind names what a value of Go type t must be in JSON.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return "a base64 string"
+		}
+		return "a list of " + plural(jsonKind(t.Elem()))
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return "a " + t.String()
+}
+
+func plural(kind string) string {
+	kind = strings.TrimPrefix(strings.TrimPrefix(kind, "an "), "a ")
+	if strings.HasPrefix(kind, "list of ") {
+		return "lists of " + strings.TrimPrefix(kind, "list of ")
+	}
+	return kind + "s"
+}
 
 // Properties is a properties list sorted by kind.
 type Properties struct {
