@@ -54,7 +54,7 @@ FUZZ_TARGETS := \
 	./alpha/property:FuzzChecker ./pkg/schema:FuzzCheck ./pkg/indexignore:FuzzMatch \
 	./pkg/imageref:FuzzValidate ./pkg/image:FuzzUnpack ./pkg/bundle:FuzzDecodeFirst \
 	./pkg/bundle:FuzzRender ./pkg/cache:FuzzDecodeIndex ./pkg/cache:FuzzDecodeRecord \
-	./pkg/cache:FuzzStructEncoder
+	./pkg/cache:FuzzStructEncoder ./alpha/property:FuzzBundleObjectData
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \

@@ -2,7 +2,6 @@ package action
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,9 +13,9 @@ import (
 
 	"github.com/fastopm/fastopm/alpha/action/migrations"
 	"github.com/fastopm/fastopm/alpha/declcfg"
-	"github.com/fastopm/fastopm/alpha/model"
 	"github.com/fastopm/fastopm/alpha/property"
 	"github.com/fastopm/fastopm/pkg/bundle"
+	"github.com/fastopm/fastopm/pkg/canonjson"
 	"github.com/fastopm/fastopm/pkg/image"
 )
 
@@ -214,30 +213,32 @@ func (r *Resolver) renderBundle(fsys fs.FS, name string, tmpl *template.Template
 
 // LoadBundleObjects fills b.Objects with the manifests of b's
 // olm.bundle.object properties, as JSON, and b.CsvJSON with the first
-// ClusterServiceVersion among them, as upstream's catalog loader does.
+// ClusterServiceVersion among them, as upstream's catalog loader does
+// (alpha/property's reader, shared with the model and the serve index).
 // Manifests given by reference rather than inline are skipped.
 func LoadBundleObjects(b *declcfg.Bundle) error {
 	b.Objects, b.CsvJSON = nil, ""
+	var c canonjson.Canonicalizer
 	for i, p := range b.Properties {
 		if p.Type != property.TypeBundleObject {
 			continue
 		}
-		var obj property.BundleObject
-		if err := json.Unmarshal(p.Value, &obj); err != nil {
+		data, err := property.BundleObjectData(nil, p.Value)
+		if err != nil {
 			return fmt.Errorf("package %q, bundle %q: parse property at index %d as bundle object: %w", b.Package, b.Name, i, err)
 		}
-		if len(obj.Data) == 0 {
+		if len(data) == 0 {
 			continue
 		}
 		// As upstream (apimachinery's yaml.ToJSON), text that looks like
 		// JSON is kept as it is.
-		data, err := model.ManifestJSON(obj.Data)
+		js, err := property.ManifestJSON(data)
 		if err != nil {
 			return fmt.Errorf("package %q, bundle %q: convert bundle object property at index %d to JSON: %w", b.Package, b.Name, i, err)
 		}
-		b.Objects = append(b.Objects, string(data))
-		if b.CsvJSON == "" && model.IsCSV(data) {
-			b.CsvJSON = string(data)
+		b.Objects = append(b.Objects, string(js))
+		if b.CsvJSON == "" && property.IsCSV(js, &c) {
+			b.CsvJSON = string(js)
 		}
 	}
 	return nil

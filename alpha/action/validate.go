@@ -64,7 +64,7 @@ func (v Validate) Run(ctx context.Context) (*ValidationResult, error) {
 			return nil, fmt.Errorf("compile CUE schema: %w", err)
 		}
 	}
-	bld := model.NewBuilder(model.Options{})
+	bld := model.NewBuilder()
 	var (
 		mu     sync.Mutex
 		extras model.Problems

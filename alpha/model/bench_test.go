@@ -21,7 +21,7 @@ func BenchmarkBuildLarge(b *testing.B) {
 		b.Skipf("benchmark catalog %s not found (set OPM_BENCH_CATALOG or run make bench-catalog)", dir)
 	}
 	for b.Loop() {
-		bld := NewBuilder(Options{})
+		bld := NewBuilder()
 		if err := declcfg.Walk(context.Background(), os.DirFS(dir), func(blob *declcfg.Blob) error {
 			bld.AddBlob(blob)
 			return nil
@@ -50,7 +50,7 @@ func BenchmarkBuildShapes(b *testing.B) {
 				b.Fatal(err)
 			}
 			for b.Loop() {
-				bld := NewBuilder(Options{})
+				bld := NewBuilder()
 				for i := range blobs {
 					bld.AddBlob(&blobs[i])
 				}

@@ -1,41 +1,25 @@
 package model
 
 import (
-	"bytes"
-	"errors"
-	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
-	"unicode"
 
 	"github.com/blang/semver/v4"
-	yaml "go.yaml.in/yaml/v2"
 
 	"github.com/fastopm/fastopm/alpha/declcfg"
 	"github.com/fastopm/fastopm/alpha/property"
-	"github.com/fastopm/fastopm/pkg/canonjson"
 	"github.com/fastopm/fastopm/pkg/imageref"
 )
-
-// Options says what a Builder keeps beyond the upgrade graph.
-type Options struct {
-	// KeepProperties keeps the property lists of packages, channels and
-	// bundles (copied out of the blobs).
-	KeepProperties bool
-	// KeepObjects decodes every olm.bundle.object into Bundle.Objects (as
-	// JSON) and finds the bundle's CSV (Bundle.CsvJSON).
-	KeepObjects bool
-}
 
 // Builder makes a Model out of catalog blobs. AddBlob may be called from
 // several goroutines at once; Build is called once, at the end.
 type Builder struct {
-	opts  Options
 	props property.Checker
 
 	mu       sync.Mutex
@@ -73,17 +57,14 @@ type bundleData struct {
 	// pull spec, found while the blob is read (related images are not
 	// kept).
 	imageErr    string
-	properties  []property.Property // kept only with KeepProperties
 	packages    []property.Package
-	objects     []string
-	csvJSON     string
 	objectCount int
 	parseErr    error // a property that does not decode
 	objectErr   error // a bundle object that cannot be read
 }
 
 // NewBuilder returns an empty Builder.
-func NewBuilder(opts Options) *Builder { return &Builder{opts: opts} }
+func NewBuilder() *Builder { return &Builder{} }
 
 // AddBlob adds one blob. It decodes what the model needs and copies it, so
 // the blob's bytes may be reused after the call. Blobs of schemas other
@@ -105,8 +86,7 @@ func (bld *Builder) AddBlob(b *declcfg.Blob) {
 			fail(err)
 			return
 		}
-		p.Properties = bld.keepProps(p.Properties)
-		p.Description, p.Icon = "", nil // not part of the model
+		p.Properties, p.Description, p.Icon = nil, "", nil // not part of the model
 		bld.mu.Lock()
 		bld.pkgs = append(bld.pkgs, rec[declcfg.Package]{p, src, b.File, b.Index})
 		bld.mu.Unlock()
@@ -116,7 +96,7 @@ func (bld *Builder) AddBlob(b *declcfg.Blob) {
 			fail(err)
 			return
 		}
-		c.Properties = bld.keepProps(c.Properties)
+		c.Properties = nil // not part of the model
 		bld.mu.Lock()
 		bld.chans = append(bld.chans, rec[declcfg.Channel]{c, src, b.File, b.Index})
 		bld.mu.Unlock()
@@ -142,23 +122,11 @@ func (bld *Builder) AddBlob(b *declcfg.Blob) {
 	}
 }
 
-func (bld *Builder) keepProps(props []property.Property) []property.Property {
-	if !bld.opts.KeepProperties || len(props) == 0 {
-		return nil
-	}
-	out := make([]property.Property, len(props))
-	for i, p := range props {
-		out[i] = property.Property{Type: p.Type, Value: bytes.Clone(p.Value)}
-	}
-	return out
-}
-
 // bundleData parses a bundle's properties with upstream's rules
 // (property.Parse) and checks its bundle objects the way upstream's loader
 // reads them: base64 data that decodes, holding YAML or JSON.
 func (bld *Builder) bundleData(b *declcfg.Bundle) bundleData {
 	d := bundleData{name: b.Name, pkg: b.Package, image: b.Image, imageErr: imageProblem(b)}
-	d.properties = bld.keepProps(b.Properties)
 	var scratch []byte
 	for i, p := range b.Properties {
 		var err error
@@ -173,7 +141,7 @@ func (bld *Builder) bundleData(b *declcfg.Bundle) bundleData {
 		case property.TypeBundleObject:
 			d.objectCount++
 			var objErr error
-			scratch, objErr = bld.bundleObject(&d, p.Value, scratch, i)
+			scratch, objErr = bundleObject(p.Value, scratch, i)
 			if objErr != nil && d.objectErr == nil {
 				d.objectErr = objErr
 			}
@@ -188,93 +156,19 @@ func (bld *Builder) bundleData(b *declcfg.Bundle) bundleData {
 	return d
 }
 
-// bundleObject checks (and with KeepObjects keeps) one olm.bundle.object,
-// the property at index idx, the way upstream's loader reads it: the value
-// decodes as {"data": <base64>} (other keys are ignored) and the data is a
-// YAML or JSON manifest. Errors carry upstream's wording.
-func (bld *Builder) bundleObject(d *bundleData, value []byte, scratch []byte, idx int) ([]byte, error) {
-	parseErr := func(err error) error { return fmt.Errorf("parse property at index %d as bundle object: %w", idx, err) }
-	var data []byte
-	r := canonjson.NewReader(value)
-	switch r.Peek() {
-	case '{':
-	case 'n':
-		r.Skip()
-	default:
-		return scratch, parseErr(fmt.Errorf("json: cannot unmarshal %s into Go value of type property.BundleObject", canonjson.TypeName(value)))
-	}
-	if r.Object() {
-		for {
-			k, ok := r.Key()
-			if !ok {
-				break
-			}
-			v := r.Skip()
-			if !canonjson.KeyFold(k, "data") {
-				continue
-			}
-			switch canonjson.Kind(v) {
-			case '"':
-				raw, _ := canonjson.RawString(v)
-				need := base64.StdEncoding.DecodedLen(len(raw))
-				if cap(scratch) < need {
-					scratch = make([]byte, need)
-				}
-				n, err := base64.StdEncoding.Decode(scratch[:need], raw)
-				if err != nil {
-					return scratch, parseErr(err)
-				}
-				data = scratch[:n]
-			case 'n':
-				data = nil
-			default:
-				return scratch, parseErr(fmt.Errorf("json: cannot unmarshal %s into Go struct field BundleObject.data of type []uint8", canonjson.TypeName(v)))
-			}
-		}
-	}
-	js, err := manifestJSON(data)
+// bundleObject checks one olm.bundle.object, the property at index idx,
+// the way upstream's loader reads it: the value decodes as
+// {"data": <base64>} (other keys are ignored) and the data is a YAML or
+// JSON manifest. Errors carry upstream's wording. scratch is reused.
+func bundleObject(value []byte, scratch []byte, idx int) ([]byte, error) {
+	data, err := property.BundleObjectData(scratch[:0], value)
 	if err != nil {
-		return scratch, fmt.Errorf("convert bundle object property at index %d to JSON: %w", idx, err)
+		return data, fmt.Errorf("parse property at index %d as bundle object: %w", idx, err)
 	}
-	if bld.opts.KeepObjects {
-		obj := string(js)
-		d.objects = append(d.objects, obj)
-		if d.csvJSON == "" && isCSV(js) {
-			d.csvJSON = obj
-		}
+	if _, err := property.ManifestJSON(data); err != nil {
+		return data, fmt.Errorf("convert bundle object property at index %d to JSON: %w", idx, err)
 	}
-	return scratch, nil
-}
-
-// manifestJSON converts a bundle object manifest to JSON the way upstream
-// does (apimachinery's yaml.ToJSON): text that starts with '{' is taken as
-// JSON as it is, anything else is YAML.
-func manifestJSON(data []byte) ([]byte, error) {
-	if t := bytes.TrimLeftFunc(data, unicode.IsSpace); len(t) > 0 && t[0] == '{' {
-		return data, nil
-	}
-	var v any
-	if err := yaml.Unmarshal(data, &v); err != nil {
-		return nil, err
-	}
-	js, err := canonjson.AppendGo(nil, v)
-	if err != nil {
-		return nil, err
-	}
-	return js, nil
-}
-
-var kindRE = regexp.MustCompile(`"kind"\s*:\s*"ClusterServiceVersion"`)
-
-// isCSV reports whether a manifest is a ClusterServiceVersion.
-func isCSV(js []byte) bool {
-	if !kindRE.Match(js) {
-		return false
-	}
-	var obj struct {
-		Kind string `json:"kind"`
-	}
-	return json.Unmarshal(js, &obj) == nil && obj.Kind == "ClusterServiceVersion"
+	return data, nil
 }
 
 func sortRecs[T any](rs []rec[T]) {
@@ -348,7 +242,7 @@ func (b *build) packages() {
 		if errs := dns1123Label(p.Name); len(errs) > 0 {
 			b.load(RulePackageName, r.src, p.Name, "", "invalid package name %q: %v", p.Name, errs)
 		}
-		b.m[p.Name] = &Package{Name: p.Name, Channels: map[string]*Channel{}, Properties: p.Properties, Source: r.src}
+		b.m[p.Name] = &Package{Name: p.Name, Channels: map[string]*Channel{}, Source: r.src}
 		b.defaults[p.Name] = p.DefaultChannel
 	}
 }
@@ -372,7 +266,7 @@ func (b *build) channels() {
 			b.load(RuleDuplicateChannel, r.src, c.Package, "", "package %q has duplicate channel %q", c.Package, c.Name)
 			continue
 		}
-		ch := &Channel{Package: pkg, Name: c.Name, Bundles: map[string]*Bundle{}, Properties: c.Properties, Source: r.src}
+		ch := &Channel{Package: pkg, Name: c.Name, Bundles: map[string]*Bundle{}, Source: r.src}
 		for _, e := range c.Entries {
 			if ch.Bundles[e.Name] != nil {
 				b.load(RuleDuplicateEntry, r.src, c.Package, e.Name, "invalid package %q, channel %q: duplicate entry %q", c.Package, c.Name, e.Name)
@@ -448,9 +342,9 @@ func (b *build) bundles() {
 		}
 		for _, mb := range inChannels {
 			mb.HasBlob, mb.Invalid = true, false
-			mb.Image, mb.Properties = d.image, d.properties
+			mb.Image = d.image
 			mb.Version, mb.Release = ver, rel
-			mb.Objects, mb.CsvJSON, mb.ObjectCount = d.objects, d.csvJSON, d.objectCount
+			mb.ObjectCount = d.objectCount
 			mb.Source = r.src
 		}
 	}

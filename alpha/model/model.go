@@ -9,8 +9,6 @@ import (
 	"fmt"
 
 	"github.com/blang/semver/v4"
-
-	"github.com/fastopm/fastopm/alpha/property"
 )
 
 // Model maps package names to packages.
@@ -40,7 +38,6 @@ type Package struct {
 	DefaultChannel *Channel
 	Channels       map[string]*Channel
 	Deprecation    *Deprecation
-	Properties     []property.Property
 	Source         Source
 }
 
@@ -51,7 +48,6 @@ type Channel struct {
 	Name        string
 	Bundles     map[string]*Bundle
 	Deprecation *Deprecation
-	Properties  []property.Property
 	Source      Source
 }
 
@@ -66,15 +62,11 @@ type Bundle struct {
 	SkipRange string
 
 	// From the olm.bundle blob (zero when the channel names a bundle
-	// that has no blob).
-	Image      string
-	Properties []property.Property
-	Version    semver.Version
-	Release    Release
-	// Objects and CsvJSON are the decoded olm.bundle.object manifests, when
-	// the Builder was asked to keep them.
-	Objects []string
-	CsvJSON string
+	// that has no blob). The model keeps what its rules read; the blob's
+	// properties and objects are checked as it is read, not kept.
+	Image   string
+	Version semver.Version
+	Release Release
 	// ObjectCount is the number of olm.bundle.object properties.
 	ObjectCount int
 	Deprecation *Deprecation

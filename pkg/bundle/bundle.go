@@ -189,7 +189,7 @@ func (r *renderer) render() (*declcfg.Bundle, error) {
 
 	b := &declcfg.Bundle{
 		Schema:        declcfg.SchemaBundle,
-		Name:          r.csv.name,
+		Name:          r.csv.Name,
 		Package:       r.md.annotations.PackageName,
 		Image:         image,
 		Properties:    props,
@@ -288,7 +288,7 @@ func (r *renderer) readManifests() error {
 	if r.csv == nil {
 		return r.fail("manifests", ErrNoCSV, nil)
 	}
-	if r.csv.name == "" {
+	if r.csv.Name == "" {
 		if err := r.violation(r.csv.file, ErrNoCSVName, "metadata.name is empty"); err != nil {
 			return err
 		}
@@ -299,12 +299,12 @@ func (r *renderer) readManifests() error {
 // checkOwnedCRDs checks that every owned CRD of the CSV is provided by a
 // CRD of the bundle (upstream's Bundle.AllProvidedAPIsInBundle), and served.
 func (r *renderer) checkOwnedCRDs() error {
-	ownedAPIs, _, err := r.csv.definitions("apiservicedefinitions")
+	ownedAPIs, _, err := r.csv.Definitions("apiservicedefinitions")
 	if err != nil {
 		return r.fail(r.csv.file, ErrInvalidCSV, err)
 	}
 	provided := providedAPIs(r.crds, ownedAPIs)
-	ownedCRDs, _, err := r.csv.definitions("customresourcedefinitions")
+	ownedCRDs, _, err := r.csv.Definitions("customresourcedefinitions")
 	if err != nil {
 		return r.fail(r.csv.file, ErrInvalidCSV, err)
 	}
@@ -388,13 +388,13 @@ func propertySet(in []property.Property) []property.Property {
 // annotation and one olm.gvk per provided API), without repeats.
 func (r *renderer) bundleProperties() ([]property.Property, error) {
 	var derived []property.Property
-	if raw, ok := r.csv.annotations[PropertyAnnotation]; ok {
+	if raw, ok := r.csv.Annotations[PropertyAnnotation]; ok {
 		if err := json.Unmarshal([]byte(raw), &derived); err != nil {
 			r.warn(r.csv.file, "annotation %s does not decode as a list of properties (upstream also ignores it): %v", PropertyAnnotation, err)
 		}
 	}
 	if pkg := r.md.annotations.PackageName; pkg != "" {
-		version, err := r.csv.version()
+		version, err := r.csv.Version()
 		if err != nil {
 			return nil, r.fail(r.csv.file, ErrInvalidCSV, err)
 		}
@@ -404,7 +404,7 @@ func (r *renderer) bundleProperties() ([]property.Property, error) {
 		}
 		derived = append([]property.Property{{Type: property.TypePackage, Value: v}}, derived...)
 	}
-	ownedAPIs, _, err := r.csv.definitions("apiservicedefinitions")
+	ownedAPIs, _, err := r.csv.Definitions("apiservicedefinitions")
 	if err != nil {
 		return nil, r.fail(r.csv.file, ErrInvalidCSV, err)
 	}
@@ -435,7 +435,7 @@ func (r *renderer) image(bundleProps []property.Property) (string, error) {
 		break
 	}
 	var buf strings.Builder
-	data := ImageRefTemplateData{Package: r.md.annotations.PackageName, Name: r.csv.name, Version: pkg.Version}
+	data := ImageRefTemplateData{Package: r.md.annotations.PackageName, Name: r.csv.Name, Version: pkg.Version}
 	if err := r.opts.ImageRefTemplate.Execute(&buf, data); err != nil {
 		return "", r.fail("", ErrImageTemplate, err)
 	}
@@ -503,18 +503,18 @@ func (r *renderer) properties(bundleProps []property.Property) ([]property.Prope
 		}
 	}
 
-	version, err := r.csv.version()
+	version, err := r.csv.Version()
 	if err != nil {
 		return nil, r.fail(r.csv.file, ErrInvalidCSV, err)
 	}
-	ownedAPIs, requiredAPIs, err := r.csv.definitions("apiservicedefinitions")
+	ownedAPIs, requiredAPIs, err := r.csv.Definitions("apiservicedefinitions")
 	if err != nil {
 		return nil, r.fail(r.csv.file, ErrInvalidCSV, err)
 	}
 	for k := range providedAPIs(r.crds, ownedAPIs) {
 		provided[property.GVK{Group: k.Group, Kind: k.Kind, Version: k.Version}] = true
 	}
-	_, requiredCRDs, err := r.csv.definitions("customresourcedefinitions")
+	_, requiredCRDs, err := r.csv.Definitions("customresourcedefinitions")
 	if err != nil {
 		return nil, r.fail(r.csv.file, ErrInvalidCSV, err)
 	}
@@ -591,18 +591,23 @@ func (r *renderer) properties(bundleProps []property.Property) ([]property.Prope
 // relatedImages lists spec.relatedImages, then the bundle image and the
 // operator images not already listed (upstream's getRelatedImages).
 func (r *renderer) relatedImages(image string) ([]declcfg.RelatedImage, error) {
-	related, err := r.csv.relatedImages()
+	listed, err := r.csv.RelatedImages()
 	if err != nil {
 		return nil, r.fail(r.csv.file, ErrInvalidCSV, err)
 	}
+	var related []declcfg.RelatedImage
+	if listed != nil { // an empty list stays an empty list, as upstream has it
+		related = make([]declcfg.RelatedImage, 0, len(listed)+1)
+	}
 	seen := map[string]bool{}
-	for _, ri := range related {
+	for _, ri := range listed {
+		related = append(related, declcfg.RelatedImage{Name: ri.Name, Image: ri.Image})
 		seen[ri.Image] = true
 	}
 	if image != "" && !seen[image] {
 		related = append(related, declcfg.RelatedImage{Image: image})
 	}
-	ops, err := r.csv.operatorImages()
+	ops, err := r.csv.OperatorImages()
 	if err != nil {
 		return nil, r.fail(r.csv.file, ErrInvalidCSV, err)
 	}

@@ -11,6 +11,8 @@ import (
 	"unicode"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/fastopm/fastopm/pkg/canonjson"
 )
 
 // sniffLen is how many leading bytes upstream inspects to tell JSON from
@@ -160,7 +162,7 @@ func decodeObject(data []byte) (map[string]any, error) {
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("cannot decode %s into an object", jsonKind(v))
+		return nil, fmt.Errorf("cannot decode %s into an object", canonjson.DescribeValue(v))
 	}
 	if err := convertNumbers(m); err != nil {
 		return nil, err
@@ -214,23 +216,4 @@ func convertNumber(n json.Number) (any, error) {
 		return nil, fmt.Errorf("number %s does not fit in a float64", s)
 	}
 	return f, nil
-}
-
-// jsonKind names the JSON type of a decoded value, for messages.
-func jsonKind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "a boolean"
-	case string:
-		return "a string"
-	case json.Number, int64, float64:
-		return "a number"
-	case []any:
-		return "an array"
-	case map[string]any:
-		return "an object"
-	}
-	return fmt.Sprintf("%T", v)
 }

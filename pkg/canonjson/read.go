@@ -2,6 +2,8 @@ package canonjson
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"unicode/utf8"
 )
 
@@ -145,6 +147,26 @@ func TypeName(val []byte) string {
 		return "number"
 	}
 	return "nothing"
+}
+
+// DescribeValue names the JSON type of a value decoded by encoding/json or
+// go-yaml, with an article, for messages: "a string", "an array", "null".
+func DescribeValue(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case string:
+		return "a string"
+	case json.Number, int, int64, uint64, float64:
+		return "a number"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
 }
 
 // String decodes the string value val. ok is false when val is not a string.

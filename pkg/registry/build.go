@@ -72,7 +72,7 @@ type deferredBundle struct {
 func NewBuilder(opts Options) *Builder {
 	return &Builder{
 		opts:    opts,
-		model:   model.NewBuilder(model.Options{}),
+		model:   model.NewBuilder(),
 		pkgs:    map[string]*pkgInfo{},
 		bundles: map[bundleKey]*bundleRec{},
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/blang/semver/v4"
 
 	"github.com/fastopm/fastopm/alpha/declcfg"
-	"github.com/fastopm/fastopm/alpha/model"
 	"github.com/fastopm/fastopm/alpha/property"
 	"github.com/fastopm/fastopm/pkg/canonjson"
 	"github.com/fastopm/fastopm/pkg/csv"
@@ -185,101 +184,32 @@ func (w *bundleWork) fill(bd *declcfg.Bundle, pkg *pkgInfo) error {
 }
 
 // objects decodes the olm.bundle.object values in order, keeps each as
-// JSON and takes the first ClusterServiceVersion as csvJson. As in opm
-// v1.73, an object is inline data only ({"data": <base64>}, other keys
-// ignored).
+// JSON and takes the first ClusterServiceVersion as csvJson
+// (alpha/property's reader, as the model checks them). As in opm v1.73, an
+// object is inline data only ({"data": <base64>}, other keys ignored).
 func (w *bundleWork) objects() error {
-	if len(w.objVals) == 0 {
-		return nil
-	}
-	raws := make([][]byte, 0, len(w.objVals))
-	need := 0
-	for i, v := range w.objVals {
-		raw, err := bundleObjectData(v)
-		if err != nil {
-			return fmt.Errorf("bundle object %d: %w", i, err)
-		}
-		raws = append(raws, raw)
-		need += base64.StdEncoding.DecodedLen(len(raw))
-	}
-	if cap(w.arena) < need {
-		w.arena = make([]byte, need)
-	}
-	arena := w.arena[:need]
 	a := &w.ans
-	for i, raw := range raws {
-		n, err := base64.StdEncoding.Decode(arena, raw)
-		if err != nil {
+	arena := w.arena[:0]
+	for i, v := range w.objVals {
+		start := len(arena)
+		var err error
+		if arena, err = property.BundleObjectData(arena, v); err != nil {
 			return fmt.Errorf("bundle object %d: %w", i, err)
 		}
-		data := arena[:n:n]
-		arena = arena[n:]
-		js, err := model.ManifestJSON(data)
+		// The arena may have moved: earlier objects keep the old one,
+		// which stays alive through them.
+		data := arena[start:len(arena):len(arena)]
+		js, err := property.ManifestJSON(data)
 		if err != nil {
 			return fmt.Errorf("bundle object %d: %w", i, err)
 		}
 		a.Objects = append(a.Objects, js)
-		if a.CsvJSON == nil && w.isCSV(js) {
+		if a.CsvJSON == nil && property.IsCSV(js, &w.canon) {
 			a.CsvJSON = js
 		}
 	}
+	w.arena = arena
 	return nil
-}
-
-// isCSV reports whether a bundle object is a ClusterServiceVersion, as
-// upstream decides it: the text is one valid JSON value, an object whose
-// top-level "kind" is "ClusterServiceVersion" (the last one, when the key
-// repeats). model.IsCSV gives the same verdict; this one validates and
-// finds the key in one fast pass, which matters because CSVs are the
-// largest objects of a catalog.
-func (w *bundleWork) isCSV(js []byte) bool {
-	if !bytes.Contains(js, []byte(csv.Kind)) {
-		return false
-	}
-	canon, _, end, err := w.canon.Value(js, 0)
-	if err != nil || canon == nil || len(bytes.TrimLeft(js[end:], " \t\r\n")) != 0 {
-		return false
-	}
-	found := false
-	canonjson.ForEachMember(canon, func(k, v []byte) bool {
-		if string(k) < "kind" {
-			return true
-		}
-		if string(k) == "kind" {
-			s, ok := canonjson.String(v)
-			found = ok && s == csv.Kind
-		}
-		return false // keys are sorted: "kind" is behind us
-	})
-	return found
-}
-
-// bundleObjectData reads the raw base64 text of an olm.bundle.object
-// value's data (nil for null or no data). Keys match case-insensitively,
-// as encoding/json matches them; the last "data" wins.
-func bundleObjectData(v []byte) (raw []byte, err error) {
-	switch canonjson.Kind(v) {
-	case 'n':
-		return nil, nil
-	case '{':
-	default:
-		return nil, fmt.Errorf("value is %s, not an object", canonjson.TypeName(v))
-	}
-	canonjson.ForEachMember(v, func(k, val []byte) bool {
-		if !canonjson.KeyFold(k, "data") {
-			return true
-		}
-		switch canonjson.Kind(val) {
-		case '"':
-			raw, _ = canonjson.RawString(val)
-		case 'n':
-			raw = nil
-		default:
-			err = fmt.Errorf("data is %s, not a string", canonjson.TypeName(val))
-		}
-		return err == nil
-	})
-	return raw, err
 }
 
 // packageValue encodes an olm.package value the way upstream's
