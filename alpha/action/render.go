@@ -208,9 +208,9 @@ func collect(ctx context.Context, src *fileSource, walk ...declcfg.WalkOption) (
 			mu.Unlock()
 			return nil
 		}
-		e := &renderEntry{src: src, path: b.Path, off: b.Offset, n: len(b.Blob), schema: b.Schema}
+		e := &renderEntry{src: src, path: b.Path, off: b.Offset, n: len(b.JSON), schema: b.Schema}
 		if !b.Verbatim {
-			off, err := src.spill.Append(b.Blob)
+			off, err := src.spill.Append(b.JSON)
 			if err != nil {
 				return fmt.Errorf("keep %s for the output: %w", b.Pos(), err)
 			}
@@ -268,7 +268,7 @@ func (e *renderEntry) encode(dst []byte, f declcfg.Format, buf *[]byte) ([]byte,
 			}
 			*buf = data
 		}
-		meta := declcfg.Meta{Schema: e.schema, Blob: data}
+		meta := declcfg.Meta{Schema: e.schema, JSON: data}
 		switch e.schema {
 		case declcfg.SchemaPackage:
 			p, err := declcfg.DecodePackage(data)

@@ -28,7 +28,7 @@ const (
 	RefCatalogDir   RefType = 1 << iota // a file-based catalog directory
 	RefBundleDir                        // a registry+v1 bundle directory
 	RefCatalogImage                     // an image labelled with image.ConfigsLabel
-	RefBundleImage                      // an image labelled with image.BundlePackageLabel
+	RefBundleImage                      // an image labelled with bundle.AnnotationPackage
 
 	// RefAll (the zero mask) allows every kind.
 	RefAll RefType = 0

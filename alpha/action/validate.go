@@ -75,7 +75,7 @@ func (v Validate) Run(ctx context.Context) (*ValidationResult, error) {
 	}
 	err := declcfg.Walk(ctx, v.FS, func(b *declcfg.Blob) error {
 		if chk != nil {
-			if vs := chk.Check(b.Schema, declcfg.NormalizeMetaKeys(b.Blob)); len(vs) > 0 {
+			if vs := chk.Check(b.Schema, declcfg.NormalizeMetaKeys(b.JSON)); len(vs) > 0 {
 				ps := make(model.Problems, 0, len(vs))
 				for _, viol := range vs {
 					ps = append(ps, schemaProblem(b, viol, sev))

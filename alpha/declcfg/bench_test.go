@@ -27,7 +27,7 @@ func BenchmarkWalkLarge(b *testing.B) {
 	for b.Loop() {
 		bytes.Store(0)
 		err := Walk(context.Background(), os.DirFS(dir), func(blob *Blob) error {
-			bytes.Add(int64(len(blob.Blob)))
+			bytes.Add(int64(len(blob.JSON)))
 			return nil
 		})
 		if err != nil {
@@ -43,7 +43,7 @@ func BenchmarkDecodeBundles(b *testing.B) {
 	var blobs [][]byte
 	if err := Walk(context.Background(), os.DirFS(dir), func(blob *Blob) error {
 		if blob.Schema == SchemaBundle {
-			blobs = append(blobs, append([]byte(nil), blob.Blob...))
+			blobs = append(blobs, append([]byte(nil), blob.JSON...))
 		}
 		return nil
 	}, WithConcurrency(1)); err != nil {

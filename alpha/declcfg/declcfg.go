@@ -125,9 +125,9 @@ type Meta struct {
 	Package string
 	Name    string
 
-	// Blob is the canonical JSON of the whole object.
-	Blob json.RawMessage
+	// JSON is the canonical JSON of the whole object.
+	JSON json.RawMessage
 }
 
 // MarshalJSON returns the blob itself.
-func (m Meta) MarshalJSON() ([]byte, error) { return m.Blob, nil }
+func (m Meta) MarshalJSON() ([]byte, error) { return m.JSON, nil }

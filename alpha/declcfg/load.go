@@ -33,9 +33,8 @@ type Blob struct {
 	// Line and Col locate the blob's first byte in the file (1-based).
 	Line, Col int
 	// Offset is the byte offset of the blob in the file. When Verbatim is
-	// true, Blob (the canonical JSON) is exactly the file's bytes
-	// [Offset, Offset+len(Blob)), so a consumer may drop it and read it
-	// back from the file later.
+	// true, JSON is exactly the file's bytes [Offset, Offset+len(JSON)),
+	// so a consumer may drop it and read it back from the file later.
 	Offset   int
 	Verbatim bool
 }
@@ -251,7 +250,7 @@ func (p *parser) parseFile(root fs.FS, name string, fileIdx int, fn WalkFunc) (E
 	emit := func(off int, verbatim bool, canon []byte, line, col int) (badBlob *Error, err error) {
 		b := &p.blob
 		*b = Blob{Path: name, File: fileIdx, Index: b.Index, Line: line, Col: col, Offset: off, Verbatim: verbatim}
-		b.Blob = canon
+		b.JSON = canon
 		if err := extractMeta(&b.Meta); err != nil {
 			return &Error{Path: name, Line: line, Col: col, Err: err}, nil
 		}
@@ -393,7 +392,7 @@ func (p *parser) yamlDecodes(src []byte) bool {
 		}
 		js, err := canonjson.FromYAML(nil, doc.Data)
 		if err == nil {
-			m := Meta{Blob: js}
+			m := Meta{JSON: js}
 			ok = extractMeta(&m) == nil
 		}
 		return errFirstDoc
@@ -499,16 +498,16 @@ func (lc *lineCounter) at(off int) (line, col int) {
 	return lc.line, utf8.RuneCount(lc.src[lc.off:off]) + 1
 }
 
-// extractMeta reads schema, package and name from the canonical blob m.Blob,
+// extractMeta reads schema, package and name from the canonical blob m.JSON,
 // matching keys case-insensitively (Unicode case folding) as upstream does;
 // two keys that fold to the same string are an error.
 func extractMeta(m *Meta) error {
-	if canonjson.Kind(m.Blob) != '{' {
-		t := canonjson.TypeName(m.Blob)
+	if canonjson.Kind(m.JSON) != '{' {
+		t := canonjson.TypeName(m.JSON)
 		return fmt.Errorf("%w: expected an object with a schema, found %s %s"+notCatalogHint, ErrNotCatalog, article(t), t)
 	}
 	needFold := false
-	canonjson.ForEachMember(m.Blob, func(key, _ []byte) bool {
+	canonjson.ForEachMember(m.JSON, func(key, _ []byte) bool {
 		for _, c := range key {
 			if c >= utf8.RuneSelf || c == '\\' || (c >= 'A' && c <= 'Z') {
 				needFold = true
@@ -522,7 +521,7 @@ func extractMeta(m *Meta) error {
 		byFold = map[string][]string{}
 	}
 	var err error
-	canonjson.ForEachMember(m.Blob, func(key, val []byte) bool {
+	canonjson.ForEachMember(m.JSON, func(key, val []byte) bool {
 		f := string(key)
 		if needFold {
 			name, _ := canonjson.Key(key)

@@ -32,11 +32,11 @@ func collectBlobs(t testing.TB, fsys fs.FS) ([]string, error) {
 			if err != nil {
 				return err
 			}
-			if !bytes.Equal(data[b.Offset:b.Offset+len(b.Blob)], b.Blob) {
+			if !bytes.Equal(data[b.Offset:b.Offset+len(b.JSON)], b.JSON) {
 				return fmt.Errorf("%s: verbatim blob does not match the file at offset %d", b.Pos(), b.Offset)
 			}
 		}
-		line := fmt.Sprintf("%s %s/%s/%s %s", b.Pos(), b.Schema, b.Package, b.Name, b.Blob)
+		line := fmt.Sprintf("%s %s/%s/%s %s", b.Pos(), b.Schema, b.Package, b.Name, b.JSON)
 		mu.Lock()
 		items = append(items, item{b.File, b.Index, line})
 		mu.Unlock()
@@ -149,7 +149,7 @@ func TestDecodeMatchesEncodingJSON(t *testing.T) {
 		`{"entries":[{"message":"m","reference":{"name":"n","schema":"olm.bundle"}},{"reference":{"schema":"olm.package"}}],"package":"p","schema":"olm.deprecations"}`,
 	}
 	for _, blob := range blobs {
-		m := Meta{Blob: []byte(blob)}
+		m := Meta{JSON: []byte(blob)}
 		if err := extractMeta(&m); err != nil {
 			t.Fatal(err)
 		}
@@ -180,7 +180,7 @@ func TestDecodeTypeErrors(t *testing.T) {
 		`{"schema":"olm.deprecations","entries":[{"reference":"x"}]}`:   `field "entries[0].reference" must be an object, found string`,
 	}
 	for blob, want := range cases {
-		m := Meta{Blob: []byte(blob)}
+		m := Meta{JSON: []byte(blob)}
 		if err := extractMeta(&m); err != nil {
 			t.Fatal(err)
 		}
@@ -215,8 +215,8 @@ func FuzzLoad(f *testing.F) {
 			if _, err := DecodeBlob(&b.Meta); err != nil {
 				return nil
 			}
-			if !json.Valid(b.Blob) {
-				t.Fatalf("blob is not JSON: %q", b.Blob)
+			if !json.Valid(b.JSON) {
+				t.Fatalf("blob is not JSON: %q", b.JSON)
 			}
 			return nil
 		})

@@ -62,7 +62,7 @@ func LoadFS(ctx context.Context, root fs.FS, opts ...WalkOption) (*DeclarativeCo
 // of the bytes. Typed views own their bytes too.
 func DecodeBlob(m *Meta) (any, error) {
 	mc := *m
-	mc.Blob = bytes.Clone(m.Blob)
+	mc.JSON = bytes.Clone(m.JSON)
 	return decodeTyped(&mc)
 }
 
@@ -73,7 +73,7 @@ func CheckBlob(m *Meta) error {
 	return err
 }
 
-// decodeTyped decodes m into its typed view, which aliases m.Blob.
+// decodeTyped decodes m into its typed view, which aliases m.JSON.
 func decodeTyped(m *Meta) (any, error) {
 	var (
 		v   any
@@ -82,19 +82,19 @@ func decodeTyped(m *Meta) (any, error) {
 	switch m.Schema {
 	case SchemaPackage:
 		var p Package
-		p, err = DecodePackage(m.Blob)
+		p, err = DecodePackage(m.JSON)
 		v = &p
 	case SchemaChannel:
 		var c Channel
-		c, err = DecodeChannel(m.Blob)
+		c, err = DecodeChannel(m.JSON)
 		v = &c
 	case SchemaBundle:
 		var b Bundle
-		b, err = DecodeBundle(m.Blob)
+		b, err = DecodeBundle(m.JSON)
 		v = &b
 	case SchemaDeprecations:
 		var d Deprecation
-		d, err = DecodeDeprecation(m.Blob)
+		d, err = DecodeDeprecation(m.JSON)
 		v = &d
 	default:
 		v = m

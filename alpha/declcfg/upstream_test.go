@@ -93,7 +93,7 @@ func upstreamDecode(data []byte) ([][]byte, error) {
 func ourDecode(data []byte) ([][]byte, error) {
 	var blobs [][]byte
 	err := Walk(context.Background(), fstest.MapFS{"f": {Data: data}}, func(b *Blob) error {
-		blobs = append(blobs, bytes.Clone(b.Blob))
+		blobs = append(blobs, bytes.Clone(b.JSON))
 		return nil
 	}, WithConcurrency(1))
 	return blobs, err

@@ -249,7 +249,7 @@ func appendEncoded(dst []byte, v any, indent string) []byte {
 	case *Deprecation:
 		w.deprecation(t)
 	case *Meta:
-		w.raw(t.Blob)
+		w.raw(t.JSON)
 	default:
 		panic(fmt.Sprintf("declcfg: cannot encode %T", v))
 	}

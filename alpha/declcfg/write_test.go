@@ -41,7 +41,7 @@ func TestAppendJSONMatchesEncoder(t *testing.T) {
 		&Deprecation{Schema: SchemaDeprecations, Package: "p", Entries: []DeprecationEntry{
 			{Reference: PackageScopedReference{Schema: SchemaPackage}, Message: "m"},
 			{Reference: PackageScopedReference{Schema: SchemaBundle, Name: "b"}}}},
-		&Meta{Schema: "x", Blob: json.RawMessage(`{"a":{"b":[]},"schema":"x"}`)},
+		&Meta{Schema: "x", JSON: json.RawMessage(`{"a":{"b":[]},"schema":"x"}`)},
 	}
 	for _, v := range values {
 		want := encodeUpstream(t, v)
@@ -74,8 +74,8 @@ func TestRenderOrder(t *testing.T) {
 		Packages: []Package{{Schema: SchemaPackage, Name: "b"}, {Schema: SchemaPackage, Name: "a"}, {Schema: SchemaPackage, Name: ""}},
 		Channels: []Channel{{Schema: SchemaChannel, Name: "z", Package: "a"}, {Schema: SchemaChannel, Name: "y", Package: "a"}, {Schema: SchemaChannel, Name: "q", Package: ""}},
 		Bundles:  []Bundle{{Schema: SchemaBundle, Name: "b2", Package: "b"}, {Schema: SchemaBundle, Name: "b1", Package: "b"}},
-		Others: []Meta{{Schema: "z.other", Package: "a", Blob: json.RawMessage(`{"schema":"z.other"}`)}, {Schema: "global", Blob: json.RawMessage(`{"schema":"global"}`)},
-			{Schema: "a.other", Package: "a", Blob: json.RawMessage(`{"schema":"a.other"}`)}},
+		Others: []Meta{{Schema: "z.other", Package: "a", JSON: json.RawMessage(`{"schema":"z.other"}`)}, {Schema: "global", JSON: json.RawMessage(`{"schema":"global"}`)},
+			{Schema: "a.other", Package: "a", JSON: json.RawMessage(`{"schema":"a.other"}`)}},
 		Deprecations: []Deprecation{{Schema: SchemaDeprecations, Package: "a"}},
 	}
 	var got []string

@@ -43,7 +43,7 @@ func BenchmarkBuildShapes(b *testing.B) {
 			var blobs []declcfg.Blob
 			if err := declcfg.Walk(context.Background(), s.FS(0), func(blob *declcfg.Blob) error {
 				c := *blob
-				c.Blob = bytes.Clone(blob.Blob)
+				c.JSON = bytes.Clone(blob.JSON)
 				blobs = append(blobs, c)
 				return nil
 			}); err != nil {

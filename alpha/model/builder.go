@@ -81,7 +81,7 @@ func (bld *Builder) AddBlob(b *declcfg.Blob) {
 	}
 	switch b.Schema {
 	case declcfg.SchemaPackage:
-		p, err := declcfg.DecodePackage(b.Blob)
+		p, err := declcfg.DecodePackage(b.JSON)
 		if err != nil {
 			fail(err)
 			return
@@ -91,7 +91,7 @@ func (bld *Builder) AddBlob(b *declcfg.Blob) {
 		bld.pkgs = append(bld.pkgs, rec[declcfg.Package]{p, src, b.File, b.Index})
 		bld.mu.Unlock()
 	case declcfg.SchemaChannel:
-		c, err := declcfg.DecodeChannel(b.Blob)
+		c, err := declcfg.DecodeChannel(b.JSON)
 		if err != nil {
 			fail(err)
 			return
@@ -101,7 +101,7 @@ func (bld *Builder) AddBlob(b *declcfg.Blob) {
 		bld.chans = append(bld.chans, rec[declcfg.Channel]{c, src, b.File, b.Index})
 		bld.mu.Unlock()
 	case declcfg.SchemaBundle:
-		bd, err := declcfg.DecodeBundle(b.Blob)
+		bd, err := declcfg.DecodeBundle(b.JSON)
 		if err != nil {
 			fail(err)
 			return
@@ -111,7 +111,7 @@ func (bld *Builder) AddBlob(b *declcfg.Blob) {
 		bld.bundles = append(bld.bundles, rec[bundleData]{data, src, b.File, b.Index})
 		bld.mu.Unlock()
 	case declcfg.SchemaDeprecations:
-		d, err := declcfg.DecodeDeprecation(b.Blob)
+		d, err := declcfg.DecodeDeprecation(b.JSON)
 		if err != nil {
 			fail(err)
 			return

@@ -55,7 +55,7 @@ func bundleMessage(t *testing.T, snap *Snapshot, h registry.Hit, s Shape) (*api.
 	if err != nil {
 		t.Fatal(err)
 	}
-	pieces, n := Bundle(nil, parts, h, s)
+	pieces, n := AppendBundle(nil, parts, h, s)
 	wire := bytes.Join(pieces, nil)
 	if len(wire) != n {
 		t.Errorf("size %d, pieces hold %d bytes", n, len(wire))

@@ -50,22 +50,23 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // encoded once, in protobuf segments that are joined with the
 // per-channel-entry fields when an answer is sent:
 //
-//	header  9 × uint32 little endian: the lengths of the six segments, a
-//	        flags word, the CRC-32C of the header's first 28 bytes and the
-//	        first three segments, and the CRC-32C of the last three
-//	p1      fields 1, 2 (csvName, packageName)
-//	mid     fields 6-9 (bundlePath, providedApis, requiredApis, version)
-//	tail    fields 11, 12 (dependencies, properties)
-//	csvJSON field 4
-//	objs1   field 5, repeated: the objects before the CSV
-//	objs2   field 5, repeated: the objects after the CSV
+//	header     9 × uint32 little endian: the lengths of the six segments,
+//	           a flags word, the CRC-32C of the header's first 28 bytes
+//	           and the first three segments, and the CRC-32C of the last
+//	           three
+//	names      fields 1, 2 (csvName, packageName)
+//	details    fields 6-9 (bundlePath, providedApis, requiredApis, version)
+//	properties fields 11, 12 (dependencies, properties)
+//	csvJSON    field 4
+//	before     field 5, repeated: the objects before the CSV
+//	after      field 5, repeated: the objects after the CSV
 //
 // The CSV is usually one of the bundle's objects and its largest: it is
 // stored once, as csvJson, and sent a second time as an object between
-// objs1 and objs2 when flag csvIsObject is set.
+// before and after when flag csvIsObject is set.
 //
 // ListBundles leaves out csvJson and object for bundles with an image, so
-// it reads only the header and the first three segments (BodyRef.Aux
+// it reads only the header and the first three segments (BodyRef.Prefix
 // bytes); the other answers read the whole record (BodyRef.Len bytes).
 const (
 	recordHeader = 36
@@ -78,12 +79,15 @@ const (
 
 // Parts are the decoded segments of a bundle record (protobuf bytes).
 type Parts struct {
-	P1, Mid, Tail []byte
-	// CsvJSON is field 4; Objects1 and Objects2 are field 5 entries
+	// Names are fields 1 and 2 (csvName, packageName); Details fields 6
+	// to 9 (bundlePath, providedApis, requiredApis, version); Properties
+	// fields 11 and 12 (dependencies, properties).
+	Names, Details, Properties []byte
+	// CsvJSON is field 4; ObjectsBefore and ObjectsAfter are field 5 entries
 	// before and after the CSV.
-	CsvJSON, Objects1, Objects2 []byte
-	// CSVIsObject says the CSV is also an object, between Objects1 and
-	// Objects2.
+	CsvJSON, ObjectsBefore, ObjectsAfter []byte
+	// CSVIsObject says the CSV is also an object, between ObjectsBefore and
+	// ObjectsAfter.
 	CSVIsObject bool
 	// csvHeader is the length of CsvJSON's tag and length prefix.
 	csvHeader int
@@ -167,7 +171,7 @@ const maxSegment = 1<<31 - 1
 var errCorruptRecord = errors.New("record checksum mismatch")
 
 // decodeRecord splits a record read from the body store. rec holds either
-// the whole record or only its list prefix (BodyRef.Aux bytes), in which
+// the whole record or only its list prefix (BodyRef.Prefix bytes), in which
 // case the payload segments are nil.
 func decodeRecord(rec []byte) (*Parts, error) {
 	if len(rec) < recordHeader {
@@ -193,7 +197,7 @@ func decodeRecord(rec []byte) (*Parts, error) {
 		off += lens[i]
 		return b
 	}
-	p.P1, p.Mid, p.Tail = next(0), next(1), next(2)
+	p.Names, p.Details, p.Properties = next(0), next(1), next(2)
 	if len(rec) == head {
 		return p, nil
 	}
@@ -203,7 +207,7 @@ func decodeRecord(rec []byte) (*Parts, error) {
 	if crc32.Checksum(rec[head:], castagnoli) != binary.LittleEndian.Uint32(h[crcBodyAt:]) {
 		return nil, errCorruptRecord
 	}
-	p.CsvJSON, p.Objects1, p.Objects2 = next(3), next(4), next(5)
+	p.CsvJSON, p.ObjectsBefore, p.ObjectsAfter = next(3), next(4), next(5)
 	if p.CSVIsObject {
 		num, typ, n := protowire.ConsumeTag(p.CsvJSON)
 		if n < 0 || num != fieldCsvJSON || typ != protowire.BytesType {
@@ -291,10 +295,10 @@ type Shape struct {
 	Edges bool
 }
 
-// Bundle joins a bundle's stored segments with the fields of one channel
+// AppendBundle joins a bundle's stored segments with the fields of one channel
 // entry into the pieces of a Bundle message, in field order, appending
 // them to dst. It returns the pieces and the message's total size.
-func Bundle(dst [][]byte, p *Parts, h registry.Hit, s Shape) ([][]byte, int) {
+func AppendBundle(dst [][]byte, p *Parts, h registry.Hit, s Shape) ([][]byte, int) {
 	var pre, mid, post []byte
 	pre = appendString(pre, fieldChannelName, h.Channel.Name)
 	mid = appendString(mid, fieldSkipRange, h.Entry.SkipRange)
@@ -311,11 +315,11 @@ func Bundle(dst [][]byte, p *Parts, h registry.Hit, s Shape) ([][]byte, int) {
 		post = appendString(post, depMessage, d.Message)
 	}
 	start := len(dst)
-	dst = append(dst, p.P1, pre)
+	dst = append(dst, p.Names, pre)
 	if s.Payload {
 		dst = append(dst, p.CsvJSON)
 		if !s.DropObjects {
-			dst = append(dst, p.Objects1)
+			dst = append(dst, p.ObjectsBefore)
 			if p.CSVIsObject {
 				// csvJson's field 4 header, retagged as field 5, and
 				// its payload: the same bytes, stored once.
@@ -324,10 +328,10 @@ func Bundle(dst [][]byte, p *Parts, h registry.Hit, s Shape) ([][]byte, int) {
 				hdr = protowire.AppendVarint(hdr, uint64(len(p.CsvJSON)-h))
 				dst = append(dst, hdr, p.CsvJSON[h:])
 			}
-			dst = append(dst, p.Objects2)
+			dst = append(dst, p.ObjectsAfter)
 		}
 	}
-	dst = append(dst, p.Mid, mid, p.Tail, post)
+	dst = append(dst, p.Details, mid, p.Properties, post)
 	n := 0
 	out := dst[:start]
 	for _, piece := range dst[start:] {

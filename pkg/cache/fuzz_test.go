@@ -56,6 +56,6 @@ func FuzzDecodeRecord(f *testing.F) {
 			return
 		}
 		h := registry.Hit{Channel: &registry.Channel{Name: "c"}, Entry: &registry.Entry{Replaces: "r"}, Bundle: &registry.Bundle{}}
-		Bundle(nil, p, h, Shape{Payload: true, Edges: true})
+		AppendBundle(nil, p, h, Shape{Payload: true, Edges: true})
 	})
 }

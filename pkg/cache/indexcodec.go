@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/fastopm/fastopm/alpha/model"
 	"github.com/fastopm/fastopm/pkg/registry"
 )
 
@@ -23,7 +24,7 @@ func (e *encoder) uv(v uint64)  { e.b = binary.AppendUvarint(e.b, v) }
 func (e *encoder) int(v int)    { e.uv(uint64(v)) }
 func (e *encoder) str(s string) { e.int(len(s)); e.b = append(e.b, s...) }
 
-func (e *encoder) dep(d *registry.Deprecation) {
+func (e *encoder) dep(d *model.Deprecation) {
 	if d == nil {
 		e.uv(0)
 		return
@@ -35,7 +36,7 @@ func (e *encoder) dep(d *registry.Deprecation) {
 func (e *encoder) body(r registry.BodyRef) {
 	e.uv(r.Off)
 	e.uv(uint64(r.Len))
-	e.uv(uint64(r.Aux))
+	e.uv(uint64(r.Prefix))
 }
 
 func encodeIndex(x *registry.Index, fp Fingerprint, producer string) []byte {
@@ -162,12 +163,12 @@ func (d *decoder) raw(n int) []byte {
 
 func (d *decoder) str() string { return string(d.raw(d.count())) }
 
-func (d *decoder) dep() *registry.Deprecation {
+func (d *decoder) dep() *model.Deprecation {
 	switch d.uv() {
 	case 0:
 		return nil
 	case 1:
-		return &registry.Deprecation{Message: d.str()}
+		return &model.Deprecation{Message: d.str()}
 	}
 	if d.err == nil {
 		d.err = errors.New("bad deprecation flag")
@@ -176,7 +177,7 @@ func (d *decoder) dep() *registry.Deprecation {
 }
 
 func (d *decoder) body() registry.BodyRef {
-	return registry.BodyRef{Off: d.uv(), Len: uint32(d.int(1<<32 - 1)), Aux: uint32(d.int(1<<32 - 1))}
+	return registry.BodyRef{Off: d.uv(), Len: uint32(d.int(1<<32 - 1)), Prefix: uint32(d.int(1<<32 - 1))}
 }
 
 func decodeIndex(b []byte) (*registry.Index, Fingerprint, string, error) {

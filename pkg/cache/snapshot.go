@@ -193,7 +193,7 @@ func load(f *os.File, path string) (*Snapshot, error) {
 		return nil, rejected(Corrupt, path, "%v", err)
 	}
 	for i := range x.Bundles {
-		if !inRange(x.Bundles[i].Body, int64(off)) || x.Bundles[i].Body.Aux > x.Bundles[i].Body.Len || x.Bundles[i].Body.Aux < recordHeader {
+		if !inRange(x.Bundles[i].Body, int64(off)) || x.Bundles[i].Body.Prefix > x.Bundles[i].Body.Len || x.Bundles[i].Body.Prefix < recordHeader {
 			return nil, rejected(Corrupt, path, "bundle %q: answer location out of range", x.Bundles[i].Name)
 		}
 	}
@@ -215,7 +215,7 @@ var ErrCorruptAnswer = errors.New("stored answer is corrupt")
 // ReadBundle reads a bundle's stored segments. Without payload only the
 // segments ListBundles needs are read (csvJson and object are nil).
 func (s *Snapshot) ReadBundle(b *registry.Bundle, payload bool) (*Parts, error) {
-	n := b.Body.Aux
+	n := b.Body.Prefix
 	if payload {
 		n = b.Body.Len
 	}

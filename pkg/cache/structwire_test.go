@@ -88,7 +88,7 @@ func TestStructEncoderCatalogs(t *testing.T) {
 	for _, d := range dirs {
 		var blobs [][]byte
 		err := declcfg.Walk(context.Background(), os.DirFS(filepath.Join(root, d.Name())), func(b *declcfg.Blob) error {
-			blobs = append(blobs, bytes.Clone(b.Blob))
+			blobs = append(blobs, bytes.Clone(b.JSON))
 			return nil
 		}, declcfg.WithConcurrency(1))
 		if _, ok := err.(declcfg.Errors); err != nil && !ok {

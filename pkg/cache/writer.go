@@ -164,7 +164,7 @@ func (w *Writer) PutBundle(a *registry.BundleAnswer) (registry.BodyRef, error) {
 	if err != nil {
 		return registry.BodyRef{}, err
 	}
-	return registry.BodyRef{Off: uint64(off), Len: uint32(total), Aux: uint32(list)}, nil
+	return registry.BodyRef{Off: uint64(off), Len: uint32(total), Prefix: uint32(list)}, nil
 }
 
 // PutMeta stores a custom-schema blob as an encoded google.protobuf.Struct,

@@ -255,9 +255,6 @@ type Reader struct {
 // NewReader returns a Reader at the start of data.
 func NewReader(data []byte) *Reader { return &Reader{data: data} }
 
-// Reset points r at the start of data.
-func (r *Reader) Reset(data []byte) { r.data, r.pos = data, 0 }
-
 // Pos is the reader's offset in its data.
 func (r *Reader) Pos() int { return r.pos }
 

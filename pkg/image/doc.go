@@ -19,7 +19,7 @@
 //
 // # Credentials
 //
-// Unless WithAuth or WithKeychain says otherwise, credentials come from
+// Unless WithAuth says otherwise, credentials come from
 // Keychain: $REGISTRY_AUTH_FILE, the Docker configuration
 // ($DOCKER_CONFIG/config.json or ~/.docker/config.json), podman's
 // ${XDG_RUNTIME_DIR}/containers/auth.json and

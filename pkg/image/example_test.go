@@ -16,6 +16,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 
+	"github.com/fastopm/fastopm/pkg/bundle"
 	"github.com/fastopm/fastopm/pkg/image"
 )
 
@@ -78,7 +79,7 @@ func ExampleUnknownImageError() {
 
 func ExamplePull() {
 	ref, stop := pushExample(map[string][]byte{"manifests/csv.yaml": []byte("kind: ClusterServiceVersion")},
-		map[string]string{image.BundlePackageLabel: "etcd"})
+		map[string]string{bundle.AnnotationPackage: "etcd"})
 	defer stop()
 
 	img, err := image.Pull(context.Background(), ref,
@@ -92,6 +93,6 @@ func ExamplePull() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(image.KindOf(labels), labels[image.BundlePackageLabel])
+	fmt.Println(image.KindOf(labels), labels[bundle.AnnotationPackage])
 	// Output: bundle etcd
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/fastopm/fastopm/pkg/bundle"
 )
 
 // Labels that tell catalog images from bundle images.
@@ -19,11 +21,11 @@ const (
 	// directory of the image filesystem that holds the catalog
 	// ("/configs").
 	ConfigsLabel = "operators.operatorframework.io.index.configs.v1"
-	// BundlePackageLabel marks a bundle image; its value is the package
-	// name. Bundle images carry the other bundle annotations as labels
-	// too.
-	BundlePackageLabel = "operators.operatorframework.io.bundle.package.v1"
 )
+
+// A bundle image is marked by the bundle annotation
+// bundle.AnnotationPackage as a label, whose value is the package name;
+// bundle images carry the other bundle annotations as labels too.
 
 // Kind is what an image holds, as its labels tell.
 type Kind int
@@ -32,7 +34,7 @@ type Kind int
 const (
 	KindUnknown Kind = iota // neither a catalog nor a bundle image
 	KindCatalog             // a file-based catalog image (ConfigsLabel)
-	KindBundle              // a bundle image (BundlePackageLabel)
+	KindBundle              // a bundle image (bundle.AnnotationPackage)
 )
 
 // String returns "catalog", "bundle" or "unknown".
@@ -53,7 +55,7 @@ func KindOf(labels map[string]string) Kind {
 	if _, ok := labels[ConfigsLabel]; ok {
 		return KindCatalog
 	}
-	if _, ok := labels[BundlePackageLabel]; ok {
+	if _, ok := labels[bundle.AnnotationPackage]; ok {
 		return KindBundle
 	}
 	return KindUnknown

@@ -28,15 +28,12 @@ type options struct {
 	plainHTTP     bool
 	skipTLSVerify bool
 	rootCAs       *x509.CertPool
-	transport     http.RoundTripper
 	auth          authn.Authenticator
-	keychain      authn.Keychain
 	cacheDir      string
 	platform      *v1.Platform
 	limits        Limits
 	paths         []string
 	check         func(dir string) error
-	userAgent     string
 
 	// dial replaces the dialer of the default transport; tests use it to
 	// reach an in-process TLS registry under a non-loopback host name.
@@ -44,7 +41,7 @@ type options struct {
 }
 
 func makeOptions(opts ...Option) (*options, error) {
-	o := &options{limits: DefaultLimits, userAgent: "opm"}
+	o := &options{limits: DefaultLimits}
 	for _, opt := range opts {
 		if opt == nil {
 			continue
@@ -85,39 +82,14 @@ func WithRootCAs(pool *x509.CertPool) Option {
 	}
 }
 
-// WithTransport sends every registry request through t. It replaces the
-// transport that WithSkipTLSVerify and WithRootCAs configure, so those
-// options have no effect with it.
-func WithTransport(t http.RoundTripper) Option {
-	return func(o *options) error {
-		if t == nil {
-			return errors.New("image: WithTransport: nil transport")
-		}
-		o.transport = t
-		return nil
-	}
-}
-
 // WithAuth uses a for every registry, instead of looking credentials up in
-// a keychain. It replaces an earlier WithKeychain.
+// the keychain (image.Keychain: Docker and Podman auth files).
 func WithAuth(a authn.Authenticator) Option {
 	return func(o *options) error {
 		if a == nil {
 			return errors.New("image: WithAuth: nil authenticator")
 		}
-		o.auth, o.keychain = a, nil
-		return nil
-	}
-}
-
-// WithKeychain looks credentials up in kc instead of the default Keychain.
-// It replaces an earlier WithAuth.
-func WithKeychain(kc authn.Keychain) Option {
-	return func(o *options) error {
-		if kc == nil {
-			return errors.New("image: WithKeychain: nil keychain")
-		}
-		o.keychain, o.auth = kc, nil
+		o.auth = a
 		return nil
 	}
 }
@@ -192,15 +164,6 @@ func WithCheck(check func(dir string) error) Option {
 	}
 }
 
-// WithUserAgent sets the User-Agent of registry requests ("opm" by
-// default).
-func WithUserAgent(ua string) Option {
-	return func(o *options) error {
-		o.userAgent = ua
-		return nil
-	}
-}
-
 // nameOptions returns the options for parsing references.
 func (o *options) nameOptions() []name.Option {
 	if o.plainHTTP {
@@ -220,9 +183,6 @@ func (o *options) parseReference(ref string) (name.Reference, error) {
 
 // httpTransport returns the transport for registry requests.
 func (o *options) httpTransport() http.RoundTripper {
-	if o.transport != nil {
-		return o.transport
-	}
 	t := remote.DefaultTransport.(*http.Transport).Clone()
 	if o.skipTLSVerify || o.rootCAs != nil {
 		cfg := &tls.Config{MinVersion: tls.VersionTLS12}
@@ -247,13 +207,11 @@ func (o *options) remoteOptions(ctx context.Context) []remote.Option {
 	ropts := []remote.Option{
 		remote.WithContext(ctx),
 		remote.WithTransport(o.httpTransport()),
-		remote.WithUserAgent(o.userAgent),
+		remote.WithUserAgent("opm"),
 	}
 	switch {
 	case o.auth != nil:
 		ropts = append(ropts, remote.WithAuth(o.auth))
-	case o.keychain != nil:
-		ropts = append(ropts, remote.WithAuthFromKeychain(o.keychain))
 	default:
 		ropts = append(ropts, remote.WithAuthFromKeychain(Keychain))
 	}

@@ -37,9 +37,8 @@ const (
 // alive while the image is used. With WithCacheDir, blobs come from the
 // cache when present and are stored there as they are read.
 //
-// Options used: WithPlainHTTP, WithSkipTLSVerify, WithRootCAs,
-// WithTransport, WithAuth, WithKeychain, WithCacheDir, WithPlatform,
-// WithUserAgent.
+// Options used: WithPlainHTTP, WithSkipTLSVerify, WithRootCAs, WithAuth,
+// WithCacheDir, WithPlatform.
 func Pull(ctx context.Context, ref string, opts ...Option) (v1.Image, error) {
 	o, err := makeOptions(opts...)
 	if err != nil {

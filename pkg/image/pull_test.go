@@ -23,12 +23,14 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/fastopm/fastopm/pkg/bundle"
 )
 
 var (
 	catalogLabels = map[string]string{ConfigsLabel: "/configs", "maintainer": "me"}
 	bundleLabels  = map[string]string{
-		BundlePackageLabel: "etcd",
+		bundle.AnnotationPackage:                            "etcd",
 		"operators.operatorframework.io.bundle.channels.v1": "alpha",
 	}
 )

@@ -84,7 +84,7 @@ func (bld *Builder) AddBlob(b *declcfg.Blob) error {
 	bld.model.AddBlob(b)
 	switch b.Schema {
 	case declcfg.SchemaPackage:
-		p, err := declcfg.DecodePackage(b.Blob)
+		p, err := declcfg.DecodePackage(b.JSON)
 		if err != nil || p.Name == "" {
 			return nil // reported by the model
 		}
@@ -104,7 +104,7 @@ func (bld *Builder) AddBlob(b *declcfg.Blob) error {
 		}
 		bld.mu.Unlock()
 	case declcfg.SchemaBundle:
-		return bld.addBundle(b.Blob, b.Path, false)
+		return bld.addBundle(b.JSON, b.Path, false)
 	case declcfg.SchemaChannel, declcfg.SchemaDeprecations:
 	default:
 		if err := ValidateMetaKey(b.Schema, b.Package); err != nil {
@@ -114,12 +114,12 @@ func (bld *Builder) AddBlob(b *declcfg.Blob) error {
 			bld.mu.Unlock()
 			return nil
 		}
-		ref, err := bld.opts.Sink.PutMeta(b.Blob)
+		ref, err := bld.opts.Sink.PutMeta(b.JSON)
 		if err != nil {
 			return fmt.Errorf("store %s blob: %w", b.Schema, err)
 		}
 		h := fnv.New64a()
-		h.Write(b.Blob)
+		h.Write(b.JSON)
 		m := metaRec{Meta{Schema: b.Schema, Package: b.Package, Name: b.Name, Hash: h.Sum64(), Body: ref}, b.File, b.Index}
 		bld.mu.Lock()
 		bld.metas.add(m)
@@ -241,14 +241,14 @@ func (bld *Builder) index(m model.Model) (*Index, error) {
 				return nil, fmt.Errorf("package %q: bundle %q has no answer", name, bn)
 			}
 			b := Bundle{Package: pi, Name: bn, HasImage: rec.hasImage, Provides: rec.provides, Body: rec.body,
-				Deprecation: deprecation(deps[bn])}
+				Deprecation: deps[bn]}
 			bundleIdx[bundleKey{name, bn}] = len(x.Bundles)
 			x.Bundles = append(x.Bundles, b)
 		}
 	}
 	for _, name := range names {
 		mp := m[name]
-		p := Package{Name: name, Deprecation: deprecation(mp.Deprecation)}
+		p := Package{Name: name, Deprecation: mp.Deprecation}
 		if mp.DefaultChannel != nil {
 			p.DefaultChannel = mp.DefaultChannel.Name
 		}
@@ -263,7 +263,7 @@ func (bld *Builder) index(m model.Model) (*Index, error) {
 			if err != nil {
 				return nil, fmt.Errorf("package %q, channel %q: %w", name, cn, err)
 			}
-			c := Channel{Name: cn, Deprecation: deprecation(mc.Deprecation)}
+			c := Channel{Name: cn, Deprecation: mc.Deprecation}
 			for bn, mb := range mc.Bundles {
 				c.Entries = append(c.Entries, Entry{Bundle: bundleIdx[bundleKey{name, bn}], Replaces: mb.Replaces,
 					Skips: clone(mb.Skips), SkipRange: mb.SkipRange})
@@ -285,13 +285,6 @@ func clone[T any](s []T) []T {
 		return nil
 	}
 	return slices.Clone(s)
-}
-
-func deprecation(d *model.Deprecation) *Deprecation {
-	if d == nil {
-		return nil
-	}
-	return &Deprecation{Message: d.Message}
 }
 
 // chunked is an append-only list kept in fixed-size chunks, so that it

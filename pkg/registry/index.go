@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+
+	"github.com/fastopm/fastopm/alpha/model"
 )
 
 // GVK is a Kubernetes API group, version and kind.
@@ -48,12 +50,12 @@ type BundleAnswer struct {
 
 // BodyRef locates a stored answer. Its meaning belongs to the Sink that
 // returned it: Off and Len usually give the byte range of the stored
-// record, Aux a Sink-specific length (pkg/cache: the prefix ListBundles
-// reads).
+// record, Prefix the length of a part of it that some queries read alone
+// (pkg/cache: the part ListBundles reads).
 type BodyRef struct {
-	Off uint64
-	Len uint32
-	Aux uint32
+	Off    uint64
+	Len    uint32
+	Prefix uint32
 }
 
 // Sink stores answers while a catalog is read. Its methods are called from
@@ -95,7 +97,7 @@ type Index struct {
 type Package struct {
 	Name           string
 	DefaultChannel string
-	Deprecation    *Deprecation
+	Deprecation    *model.Deprecation
 	// Channels sorted by name.
 	Channels []Channel
 }
@@ -103,7 +105,7 @@ type Package struct {
 // Channel is a channel of a package.
 type Channel struct {
 	Name        string
-	Deprecation *Deprecation
+	Deprecation *model.Deprecation
 	// Head is the index in Entries of the channel head.
 	Head int
 	// Entries sorted by bundle name.
@@ -125,15 +127,10 @@ type Bundle struct {
 	Package     int
 	Name        string
 	HasImage    bool
-	Deprecation *Deprecation
+	Deprecation *model.Deprecation
 	// Provides lists the APIs of the bundle's olm.gvk properties.
 	Provides []GVK
 	Body     BodyRef
-}
-
-// Deprecation is the message of an olm.deprecations entry.
-type Deprecation struct {
-	Message string
 }
 
 // Meta is a stored blob of a custom (non-OLM) schema.
@@ -150,7 +147,7 @@ type Meta struct {
 type lazyIndex struct {
 	listOrder []EntryRef
 	providers map[GVK][]EntryRef
-	replacers map[string][]ChannelEntry
+	replacers map[string][]Edge
 }
 
 // EntryRef names one channel entry of the Index.
@@ -158,9 +155,10 @@ type EntryRef struct {
 	Package, Channel, Entry int
 }
 
-// ChannelEntry is an upgrade edge: bundle BundleName of a package's channel
-// replaces Replaces.
-type ChannelEntry struct {
+// Edge is an upgrade edge as the API's ChannelEntry messages tell it:
+// bundle BundleName of a package's channel replaces Replaces.
+// (declcfg.ChannelEntry is an entry of an olm.channel blob.)
+type Edge struct {
 	PackageName string
 	ChannelName string
 	BundleName  string

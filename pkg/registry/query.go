@@ -125,7 +125,7 @@ func (x *Index) GetBundleThatReplaces(csvName, pkgName, chName string) (Hit, err
 // GetChannelEntriesThatReplace returns, sorted, an entry for each bundle
 // whose replaces is csvName and one for each time a bundle skips it (with
 // the bundle's own replaces).
-func (x *Index) GetChannelEntriesThatReplace(csvName string) ([]ChannelEntry, error) {
+func (x *Index) GetChannelEntriesThatReplace(csvName string) ([]Edge, error) {
 	l := x.lazyTables()
 	out := l.replacers[csvName]
 	if len(out) == 0 {
@@ -137,8 +137,8 @@ func (x *Index) GetChannelEntriesThatReplace(csvName string) ([]ChannelEntry, er
 // GetChannelEntriesThatProvide returns, sorted, the entries of every
 // bundle that provides the API (plural is not part of the match), plus one
 // entry per skipped bundle with replaces set to the skipped name.
-func (x *Index) GetChannelEntriesThatProvide(group, version, kind string) ([]ChannelEntry, error) {
-	var out []ChannelEntry
+func (x *Index) GetChannelEntriesThatProvide(group, version, kind string) ([]Edge, error) {
+	var out []Edge
 	for _, ref := range x.lazyTables().providers[GVK{group, version, kind}] {
 		h := x.Hit(ref)
 		out = appendProvideEntries(out, x, h, false)
@@ -153,8 +153,8 @@ func (x *Index) GetChannelEntriesThatProvide(group, version, kind string) ([]Cha
 // GetLatestChannelEntriesThatProvide is GetChannelEntriesThatProvide for
 // channel heads only; a head's skips count only for bundles of the same
 // channel.
-func (x *Index) GetLatestChannelEntriesThatProvide(group, version, kind string) ([]ChannelEntry, error) {
-	var out []ChannelEntry
+func (x *Index) GetLatestChannelEntriesThatProvide(group, version, kind string) ([]Edge, error) {
+	var out []Edge
 	for _, ref := range x.lazyTables().providers[GVK{group, version, kind}] {
 		h := x.Hit(ref)
 		if h.Entry != &h.Channel.Entries[h.Channel.Head] {
@@ -169,8 +169,8 @@ func (x *Index) GetLatestChannelEntriesThatProvide(group, version, kind string) 
 	return out, nil
 }
 
-func appendProvideEntries(out []ChannelEntry, x *Index, h Hit, sameChannel bool) []ChannelEntry {
-	ce := ChannelEntry{PackageName: h.Package.Name, ChannelName: h.Channel.Name, BundleName: h.Bundle.Name, Replaces: h.Entry.Replaces}
+func appendProvideEntries(out []Edge, x *Index, h Hit, sameChannel bool) []Edge {
+	ce := Edge{PackageName: h.Package.Name, ChannelName: h.Channel.Name, BundleName: h.Bundle.Name, Replaces: h.Entry.Replaces}
 	out = append(out, ce)
 	for _, s := range h.Entry.Skips {
 		if s == h.Entry.Replaces {
@@ -229,7 +229,7 @@ func (x *Index) CustomMetas(schema, pkg string) []Meta {
 // lazyTables builds the lookup tables on first use.
 func (x *Index) lazyTables() *lazyIndex {
 	x.once.Do(func() {
-		l := &lazyIndex{providers: map[GVK][]EntryRef{}, replacers: map[string][]ChannelEntry{}}
+		l := &lazyIndex{providers: map[GVK][]EntryRef{}, replacers: map[string][]Edge{}}
 		for pi := range x.Packages {
 			p := &x.Packages[pi]
 			for ci := range p.Channels {
@@ -244,7 +244,7 @@ func (x *Index) lazyTables() *lazyIndex {
 							l.providers[g] = append(refs, ref)
 						}
 					}
-					ce := ChannelEntry{PackageName: p.Name, ChannelName: ch.Name, BundleName: b.Name, Replaces: e.Replaces}
+					ce := Edge{PackageName: p.Name, ChannelName: ch.Name, BundleName: b.Name, Replaces: e.Replaces}
 					// Entries that replace nothing are listed under "": upstream
 					// answers an empty csvName with them.
 					l.replacers[e.Replaces] = append(l.replacers[e.Replaces], ce)
@@ -275,8 +275,8 @@ func (x *Index) lazyTables() *lazyIndex {
 	return x.lazy
 }
 
-func sortEntries(es []ChannelEntry) {
-	slices.SortStableFunc(es, func(a, b ChannelEntry) int {
+func sortEntries(es []Edge) {
+	slices.SortStableFunc(es, func(a, b Edge) int {
 		return cmp.Or(cmp.Compare(a.PackageName, b.PackageName), cmp.Compare(a.ChannelName, b.ChannelName),
 			cmp.Compare(a.BundleName, b.BundleName), cmp.Compare(a.Replaces, b.Replaces))
 	})

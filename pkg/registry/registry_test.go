@@ -232,7 +232,7 @@ func TestLookupErrors(t *testing.T) {
 	}
 }
 
-func entryStrings(es []ChannelEntry) []string {
+func entryStrings(es []Edge) []string {
 	var out []string
 	for _, e := range es {
 		out = append(out, fmt.Sprintf("%s/%s/%s<%s", e.PackageName, e.ChannelName, e.BundleName, e.Replaces))
@@ -245,26 +245,26 @@ func TestEntries(t *testing.T) {
 	x, _ := load(t, testCatalog())
 	for _, tc := range []struct {
 		name string
-		call func() ([]ChannelEntry, error)
+		call func() ([]Edge, error)
 		want []string
 	}{
 		// a.v3 skips a.v1 twice: one entry per skip, with the bundle's
 		// own replaces.
-		{"replace a.v1", func() ([]ChannelEntry, error) { return x.GetChannelEntriesThatReplace("a.v1") },
+		{"replace a.v1", func() ([]Edge, error) { return x.GetChannelEntriesThatReplace("a.v1") },
 			[]string{"alpha/stable/a.v2<a.v1", "alpha/stable/a.v3<a.v2", "alpha/stable/a.v3<a.v2"}},
-		{"replace a.v2", func() ([]ChannelEntry, error) { return x.GetChannelEntriesThatReplace("a.v2") },
+		{"replace a.v2", func() ([]Edge, error) { return x.GetChannelEntriesThatReplace("a.v2") },
 			[]string{"alpha/fast/a.v3<a.v2", "alpha/stable/a.v3<a.v2"}},
-		{"replace dangling a.v0", func() ([]ChannelEntry, error) { return x.GetChannelEntriesThatReplace("a.v0") },
+		{"replace dangling a.v0", func() ([]Edge, error) { return x.GetChannelEntriesThatReplace("a.v0") },
 			[]string{"alpha/stable/a.v3<a.v2"}},
 		// Upstream matches "" against every entry's replaces: the entries
 		// that replace nothing.
-		{"replace nothing", func() ([]ChannelEntry, error) { return x.GetChannelEntriesThatReplace("") },
+		{"replace nothing", func() ([]Edge, error) { return x.GetChannelEntriesThatReplace("") },
 			[]string{"alpha/stable/a.v1<", "beta/main/b.v1<"}},
 		// Every provider, plus one entry per skip (replaces = the skip).
-		{"provide Widget", func() ([]ChannelEntry, error) { return x.GetChannelEntriesThatProvide("example.com", "v1", "Widget") },
+		{"provide Widget", func() ([]Edge, error) { return x.GetChannelEntriesThatProvide("example.com", "v1", "Widget") },
 			[]string{"alpha/stable/a.v1<", "alpha/stable/a.v2<a.v1", "beta/main/b.v3<b.v1", "beta/main/b.v3<b.v2"}},
 		// Heads only: alpha's heads (a.v3) do not provide Widget.
-		{"latest Widget", func() ([]ChannelEntry, error) {
+		{"latest Widget", func() ([]Edge, error) {
 			return x.GetLatestChannelEntriesThatProvide("example.com", "v1", "Widget")
 		}, []string{"beta/main/b.v3<b.v1", "beta/main/b.v3<b.v2"}},
 	} {

@@ -2,11 +2,13 @@ package schema
 
 import (
 	"testing"
+
+	"github.com/fastopm/fastopm/alpha/declcfg"
 )
 
 // fuzzSchemas are the schema names FuzzCheck checks every input as, so
 // that each input reaches every definition.
-var fuzzSchemas = []string{SchemaPackage, SchemaChannel, SchemaBundle, SchemaDeprecations, "olm.other"}
+var fuzzSchemas = []string{declcfg.SchemaPackage, declcfg.SchemaChannel, declcfg.SchemaBundle, declcfg.SchemaDeprecations, "olm.other"}
 
 // FuzzCheck compares Check with the whole-blob reference on mutated blobs.
 // Inputs that are not JSON objects are still given to Check (which must not

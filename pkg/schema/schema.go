@@ -52,18 +52,12 @@ import (
 	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/cue/token"
+
+	"github.com/fastopm/fastopm/alpha/declcfg"
 )
 
 //go:embed schema.cue
 var schemaSource string
-
-// Schema names of the typed FBC blobs.
-const (
-	SchemaPackage      = "olm.package"
-	SchemaChannel      = "olm.channel"
-	SchemaBundle       = "olm.bundle"
-	SchemaDeprecations = "olm.deprecations"
-)
 
 // Source returns the CUE text of the schema every blob is checked against.
 func Source() string { return schemaSource }
@@ -139,13 +133,13 @@ var blobLists = [numKinds][]listField{
 // blobKind maps a blob's schema to the kind it is checked as.
 func blobKind(schemaName string) kind {
 	switch schemaName {
-	case SchemaPackage:
+	case declcfg.SchemaPackage:
 		return kindPackage
-	case SchemaChannel:
+	case declcfg.SchemaChannel:
 		return kindChannel
-	case SchemaBundle:
+	case declcfg.SchemaBundle:
 		return kindBundle
-	case SchemaDeprecations:
+	case declcfg.SchemaDeprecations:
 		return kindDeprecations
 	}
 	return kindMeta

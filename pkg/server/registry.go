@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/fastopm/fastopm/alpha/model"
 	"github.com/fastopm/fastopm/pkg/api"
 	"github.com/fastopm/fastopm/pkg/cache"
 	"github.com/fastopm/fastopm/pkg/registry"
@@ -135,7 +136,7 @@ func (s *service) getPackage(_ context.Context, req *api.GetPackageRequest) (any
 	return out, nil
 }
 
-func deprecation(d *registry.Deprecation) *api.Deprecation {
+func deprecation(d *model.Deprecation) *api.Deprecation {
 	if d == nil {
 		return nil
 	}
@@ -172,12 +173,12 @@ func (s *service) bundleAnswer(h registry.Hit, err error) (any, error) {
 		s.log.Error("cannot read a stored answer", "bundle", h.Bundle.Name, "error", err)
 		return nil, statusError(err)
 	}
-	pieces, n := cache.Bundle(nil, parts, h, cache.Shape{Payload: true})
+	pieces, n := cache.AppendBundle(nil, parts, h, cache.Shape{Payload: true})
 	if n <= s.limit {
 		return newEncoded(pieces, n), nil
 	}
 	if h.Bundle.HasImage {
-		pieces, m := cache.Bundle(nil, parts, h, cache.Shape{Payload: true, DropObjects: true})
+		pieces, m := cache.AppendBundle(nil, parts, h, cache.Shape{Payload: true, DropObjects: true})
 		if m <= s.limit {
 			s.log.Debug("answer over the message size limit: object left out", "package", h.Package.Name, "bundle", h.Bundle.Name, "size", n, "limit", s.limit)
 			return newEncoded(pieces, m), nil
@@ -198,7 +199,7 @@ func (s *service) listPackages(_ *api.ListPackageRequest, stream grpc.ServerStre
 	return nil
 }
 
-func sendEntries(stream grpc.ServerStream, entries []registry.ChannelEntry, err error) error {
+func sendEntries(stream grpc.ServerStream, entries []registry.Edge, err error) error {
 	if err != nil {
 		return statusError(err)
 	}
@@ -245,7 +246,7 @@ func (s *service) listBundles(_ *api.ListBundlesRequest, stream grpc.ServerStrea
 			return statusError(err)
 		}
 		var n int
-		pieces, n = cache.Bundle(pieces[:0], parts, h, cache.Shape{Payload: payload, Edges: true})
+		pieces, n = cache.AppendBundle(pieces[:0], parts, h, cache.Shape{Payload: payload, Edges: true})
 		if n > s.limit {
 			s.log.Warn("ListBundles leaves out a bundle whose answer is over the message size limit", "package", h.Package.Name, "channel", h.Channel.Name, "bundle", h.Bundle.Name, "size", n, "limit", s.limit)
 			continue

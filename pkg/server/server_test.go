@@ -349,7 +349,7 @@ func TestCorruptAnswerIsDataLoss(t *testing.T) {
 	snap.Close()
 	p := filepath.Join(dir, cache.FileName)
 	data, _ := os.ReadFile(p)
-	data[b.Body.Off+uint64(b.Body.Aux)-1] ^= 1
+	data[b.Body.Off+uint64(b.Body.Prefix)-1] ^= 1
 	os.WriteFile(p, data, 0o644)
 	snap, err = cache.OpenDir(dir)
 	if err != nil {

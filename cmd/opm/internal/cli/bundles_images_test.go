@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fastopm/fastopm/internal/imagetest"
+	"github.com/fastopm/fastopm/pkg/bundle"
 	"github.com/fastopm/fastopm/pkg/image"
 )
 
@@ -379,7 +380,7 @@ func TestAlphaBundleUnpackCmd(t *testing.T) {
 	imagetest.Push(t, good, imagetest.BundleImage(t, smallBundle))
 	// A bundle image whose CSV is missing.
 	bad := host + "/bundles/broken:v1"
-	imagetest.Push(t, bad, imagetest.Image(t, map[string]string{image.BundlePackageLabel: "broken"}, imagetest.LayerFromFiles(t, map[string]string{
+	imagetest.Push(t, bad, imagetest.Image(t, map[string]string{bundle.AnnotationPackage: "broken"}, imagetest.LayerFromFiles(t, map[string]string{
 		"metadata/annotations.yaml": "annotations:\n  operators.operatorframework.io.bundle.package.v1: broken\n  operators.operatorframework.io.bundle.channels.v1: alpha\n",
 		"manifests/cm.yaml":         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n",
 	})))
