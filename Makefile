@@ -20,7 +20,7 @@ SHAPES_DIR    ?= /tmp/fastopm-shapes
 SHAPES        := channels chain shared-bundle custom custom-large
 BENCH_RUNS    ?= 5
 
-.PHONY: all build test verify fmt vet lint generate check-generated fuzz bench bench-catalog bench-shapes clean
+.PHONY: all build test test-shared verify fmt vet lint generate check-generated fuzz bench bench-catalog bench-shapes clean
 
 all: build
 
@@ -32,6 +32,10 @@ build:
 ## test: the whole test suite with the race detector (hack/test.sh, the README's test command)
 test:
 	./hack/test.sh
+
+## test-shared: the differential tests over the whole shared reference set (../shared or $$OPM_SHARED_DIR): every catalog's answers against upstream's golden, the YAML fast path on the large real catalogs
+test-shared:
+	$(GO) test -tags sharedcatalogs -run 'Shared' ./pkg/server ./pkg/canonjson
 
 ## verify: formatting, vet, staticcheck and generated code up to date (hack/verify.sh)
 verify:

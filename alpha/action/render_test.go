@@ -23,6 +23,6 @@ func TestRenderSpill(t *testing.T) {
 		t.Fatal(err)
 	}
 	if inMemory != spilled {
-		t.Error("render differs between the spill file and memory")
+		t.Error("render differs between the scratch file and memory")
 	}
 }

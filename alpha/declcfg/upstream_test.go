@@ -17,6 +17,7 @@ import (
 	"golang.org/x/text/cases"
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 
+	"github.com/fastopm/fastopm/internal/testutil"
 	"github.com/fastopm/fastopm/pkg/canonjson"
 )
 
@@ -57,14 +58,9 @@ func (m *upstreamMeta) UnmarshalJSON(data []byte) error {
 			}
 		}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return err
-	}
-	m.blob = bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-	return nil
+	var err error
+	m.blob, err = testutil.CanonicalJSON(v)
+	return err
 }
 
 // upstreamDecode returns the blobs upstream's loader reads from a file, in

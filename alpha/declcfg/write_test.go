@@ -6,20 +6,18 @@ import (
 	"testing"
 
 	"github.com/fastopm/fastopm/alpha/property"
+	"github.com/fastopm/fastopm/internal/testutil"
 )
 
 // encodeUpstream is upstream's writer: json.Encoder with a four-space
 // indent and HTML escaping off.
 func encodeUpstream(t *testing.T, v any) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "    ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := testutil.OpmJSON(v)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return buf.Bytes()
+	return b
 }
 
 func TestAppendJSONMatchesEncoder(t *testing.T) {

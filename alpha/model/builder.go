@@ -122,9 +122,10 @@ func (bld *Builder) AddBlob(b *declcfg.Blob) {
 	}
 }
 
-// bundleData parses a bundle's properties with upstream's rules
-// (property.Parse) and checks its bundle objects the way upstream's loader
-// reads them: base64 data that decodes, holding YAML or JSON.
+// bundleData checks a bundle's properties with upstream's rules (those of
+// property.Parse, through the memoizing property.Checker) and its bundle
+// objects the way upstream's loader reads them: base64 data that decodes,
+// holding YAML or JSON.
 func (bld *Builder) bundleData(b *declcfg.Bundle) bundleData {
 	d := bundleData{name: b.Name, pkg: b.Package, image: b.Image, imageErr: imageProblem(b)}
 	var scratch []byte

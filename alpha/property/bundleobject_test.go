@@ -61,8 +61,8 @@ func FuzzBundleObjectData(f *testing.F) {
 func TestManifestJSON(t *testing.T) {
 	for in, want := range map[string]string{
 		"kind: A\nspec: {replicas: 1}\n": `{"kind":"A","spec":{"replicas":1}}`,
-		"  {\"b\": 1, \"a\" : 2}":           "  {\"b\": 1, \"a\" : 2}", // JSON is kept as it is
-		"":                                 `null`,
+		"  {\"b\": 1, \"a\" : 2}":        "  {\"b\": 1, \"a\" : 2}", // JSON is kept as it is
+		"":                               `null`,
 	} {
 		got, err := ManifestJSON([]byte(in))
 		if err != nil || string(got) != want {
@@ -77,15 +77,15 @@ func TestManifestJSON(t *testing.T) {
 func TestIsCSV(t *testing.T) {
 	for in, want := range map[string]bool{
 		`{"apiVersion":"operators.coreos.com/v1alpha1","kind":"ClusterServiceVersion"}`: true,
-		` {"kind" : "ClusterServiceVersion", "spec": {}} ` + "\n":                        true,
-		`{"kind":"CustomResourceDefinition","spec":{"kind":"ClusterServiceVersion"}}`:    false,
-		`{"Kind":"ClusterServiceVersion"}`:                                               false,
-		`{"kind":"Deployment","kind":"ClusterServiceVersion"}`:                           true,
-		`{"kind":"ClusterServiceVersion","kind":"Deployment"}`:                           false,
-		`{"kind":"ClusterServiceVersion"} {}`:                                            false,
-		`{"kind":"ClusterServiceVersion"`:                                                false,
-		`["ClusterServiceVersion"]`:                                                      false,
-		`null`:                                                                           false,
+		` {"kind" : "ClusterServiceVersion", "spec": {}} ` + "\n":                       true,
+		`{"kind":"CustomResourceDefinition","spec":{"kind":"ClusterServiceVersion"}}`:   false,
+		`{"Kind":"ClusterServiceVersion"}`:                                              false,
+		`{"kind":"Deployment","kind":"ClusterServiceVersion"}`:                          true,
+		`{"kind":"ClusterServiceVersion","kind":"Deployment"}`:                          false,
+		`{"kind":"ClusterServiceVersion"} {}`:                                           false,
+		`{"kind":"ClusterServiceVersion"`:                                               false,
+		`["ClusterServiceVersion"]`:                                                     false,
+		`null`:                                                                          false,
 	} {
 		if got := IsCSV([]byte(in), nil); got != want {
 			t.Errorf("IsCSV(%s) = %v, want %v", in, got, want)

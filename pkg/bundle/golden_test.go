@@ -2,7 +2,6 @@ package bundle
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"sort"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/fastopm/fastopm/alpha/declcfg"
 	"github.com/fastopm/fastopm/alpha/property"
+	"github.com/fastopm/fastopm/internal/testutil"
 )
 
 // goldenTemplate is the --alpha-image-ref-template the golden files were
@@ -58,14 +58,11 @@ func postProcess(b *declcfg.Bundle) {
 // encodeLikeOpm encodes v as upstream's declcfg.WriteJSON does.
 func encodeLikeOpm(t *testing.T, v any) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "    ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := testutil.OpmJSON(v)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return buf.Bytes()
+	return b
 }
 
 func renderGolden(t *testing.T, dir string) *declcfg.Bundle {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/fastopm/fastopm/internal/testutil"
 )
 
 // oracle is upstream's definition of canonical: decode into any, encode with
@@ -16,13 +18,7 @@ func oracle(src []byte) ([]byte, error) {
 	if err := json.Unmarshal(src, &v); err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return testutil.CanonicalJSON(v)
 }
 
 func TestCanonicalizeMatchesEncodingJSON(t *testing.T) {

@@ -125,21 +125,6 @@ func TestFastYAMLAgreesOnCatalogs(t *testing.T) {
 	}
 }
 
-// TestFastYAMLAgreesOnSharedCatalogs covers the large real catalogs when
-// they are present beside the repository.
-func TestFastYAMLAgreesOnSharedCatalogs(t *testing.T) {
-	root := "../../../shared/catalogs"
-	if _, err := os.Stat(root); err != nil {
-		t.Skip("../shared/catalogs not present")
-	}
-	if testing.Short() {
-		t.Skip("short")
-	}
-	docs := yamlDocs(t, root)
-	fast := checkFastAgrees(t, docs)
-	t.Logf("fast path handled %d of %d documents", fast, len(docs))
-}
-
 func FuzzFastYAML(f *testing.F) {
 	for _, s := range []string{"a: 1\n", "a:\n- b: |\n    x\n  c: 'y'\n", "a: \"\\u00e9\"\nb: [ ]\n", "a: |+\n\n  x\n\n", "k:\n  - - x\n", "a: 0o17\nb: 0x_1\n"} {
 		f.Add([]byte(s))

@@ -2,8 +2,11 @@
 // opm: the catalog and bundle images that `opm render`, `opm alpha bundle
 // unpack`, `opm serve` image builds and `opm generate` work with.
 //
-// It is a thin layer over go-containerregistry. The functions take a
-// reference string and functional options:
+// It builds on go-containerregistry and adds what opm needs around it: a
+// content-addressed pull cache, a keychain that reads Docker's and Podman's
+// auth files, image classification by labels, and an unpacker that refuses
+// hostile layers (paths or links that leave the destination, devices, size
+// bombs). The functions take a reference string and functional options:
 //
 //	img, err := image.Pull(ctx, "quay.io/org/catalog:v1",
 //		image.WithSkipTLSVerify(skipTLSVerify), // --skip-tls-verify

@@ -28,6 +28,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/fastopm/fastopm/internal/imagetest"
+	"github.com/fastopm/fastopm/internal/testutil"
 )
 
 // ent is one entry of a test layer.
@@ -219,22 +220,8 @@ func withDial(addr string) Option {
 // directories and returns them.
 func isolateCredentials(t *testing.T) (home, dockerConfig, runtimeDir, configHome string) {
 	t.Helper()
-	base := t.TempDir()
-	home = filepath.Join(base, "home")
-	dockerConfig = filepath.Join(base, "docker")
-	runtimeDir = filepath.Join(base, "run")
-	configHome = filepath.Join(base, "config")
-	for _, d := range []string{home, dockerConfig, runtimeDir, configHome} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Setenv("HOME", home)
-	t.Setenv("DOCKER_CONFIG", dockerConfig)
-	t.Setenv("XDG_RUNTIME_DIR", runtimeDir)
-	t.Setenv("XDG_CONFIG_HOME", configHome)
-	t.Setenv("REGISTRY_AUTH_FILE", "")
-	return home, dockerConfig, runtimeDir, configHome
+	c := testutil.IsolateCredentials(t)
+	return c.Home, c.DockerConfig, c.RuntimeDir, c.ConfigHome
 }
 
 // writeAuthFile writes an auth file with one auths entry.

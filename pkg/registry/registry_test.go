@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"testing/fstest"
+
+	"github.com/fastopm/fastopm/internal/testutil"
 )
 
 // memSink records answers in memory.
@@ -421,13 +423,11 @@ func TestBundleAnswers(t *testing.T) {
 }
 
 func canon(t *testing.T, v any) string {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := testutil.CanonicalJSON(v)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return strings.TrimSpace(buf.String())
+	return string(b)
 }
 
 func TestInvalidCatalogs(t *testing.T) {

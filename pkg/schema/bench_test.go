@@ -11,9 +11,9 @@ import (
 	"testing"
 )
 
-// benchLargeDir is the large benchmark catalog, built with
-// ../shared/tools/scalecat (see docs/design.md): JSON lines in canonical
-// form, one blob per line.
+// benchLargeDir is the large benchmark catalog, built from ../shared by
+// make bench-catalog (docs/performance.md): JSON lines in canonical form,
+// one blob per line.
 const benchLargeDir = "/tmp/bench-large"
 
 type benchBlob struct {

@@ -16,6 +16,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/fastopm/fastopm/internal/testutil"
 )
 
 // testBlob is one blob of a catalog file, in canonical JSON.
@@ -36,15 +38,7 @@ func canonical(data []byte) ([]byte, any, error) {
 	return out, v, err
 }
 
-func encodeCanonical(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
+func encodeCanonical(v any) ([]byte, error) { return testutil.CanonicalJSON(v) }
 
 // schemaOf returns the blob's schema value; the key is matched
 // case-insensitively, as upstream opm does.
@@ -134,15 +128,53 @@ var (
 	fixtureErr   error
 )
 
-// fixtures returns the blobs of testdata/catalogs.
+// fixtureFiles are the fixture catalog files of the repository's
+// testdata (see testdata/README.md), a few of each real catalog: their
+// blobs cover every schema and property type of the real catalogs, and
+// checking each against the whole-blob evaluation stays fast.
+var fixtureFiles = []string{
+	"catalogs/fixture-deprecations-all-indexignored/deprecations.yaml",
+	"catalogs/fixture-olm-deprecations/example-operator.v0.2.0-deprecations.yaml",
+	"catalogs/fixture-olm-magiccatalog-duplicate-package/fbc_catalog.json",
+	"catalogs/fixture-olm-magiccatalog-duplicate-package/fbc_initial.yaml",
+	"catalogs/fixture-olm-magiccatalog-duplicate-package/fbc_updated.yaml",
+	"catalogs/fixture-opm-bundle-without-channel/prometheus.json",
+	"catalogs/okderators/cert-manager-operator/cert-manager-operator.yaml",
+	"catalogs/okderators/cert-manager-operator/cert-manager-operator.v1.14.0-2024-08-09-204321.yaml",
+	"catalogs/okderators/cluster-logging/cluster-logging.yaml",
+	"catalogs/percona-everest/percona-postgresql-operator/veneer.yaml",
+	"catalogs/submariner-v4.14/channels/channel-stable-0.17.yaml",
+	"catalogs/submariner-v4.14/package.yaml",
+	"catalog-samples/certified-operators-v4.16/operator-certification-operator/catalog.yaml",
+	"catalog-samples/community-operators-v4.22/libredb-studio-operator/catalog.yaml",
+	"catalog-samples/community-operators-v4.22/nfs-provisioner-operator/catalog.yaml",
+}
+
+// fixtures returns the blobs of fixtureFiles, named by their path below
+// catalogs/ or catalog-samples/.
 func fixtures(t testing.TB) []testBlob {
 	t.Helper()
-	fixtureOnce.Do(func() { fixtureBlobs, fixtureErr = catalogBlobs("testdata/catalogs") })
+	fixtureOnce.Do(func() {
+		for _, f := range fixtureFiles {
+			data, err := os.ReadFile(filepath.Join("..", "..", "testdata", f))
+			if err != nil {
+				fixtureErr = err
+				return
+			}
+			_, rel, _ := strings.Cut(f, "/")
+			bs, err := fileBlobs(rel, data)
+			if err != nil {
+				fixtureErr = err
+				return
+			}
+			fixtureBlobs = append(fixtureBlobs, bs...)
+		}
+	})
 	if fixtureErr != nil {
 		t.Fatal(fixtureErr)
 	}
 	if len(fixtureBlobs) == 0 {
-		t.Fatal("no fixture blobs in testdata/catalogs")
+		t.Fatal("no fixture blobs")
 	}
 	return fixtureBlobs
 }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
@@ -17,6 +16,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/fastopm/fastopm/internal/testutil"
 	"github.com/fastopm/fastopm/pkg/cache"
 	"github.com/fastopm/fastopm/pkg/registry"
 )
@@ -38,19 +38,7 @@ func TestGolden(t *testing.T) {
 		name := e.Name()
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			// Full answers where this package keeps them; otherwise the
-			// digests of the repository's goldens.
-			goldenDir := filepath.Join("testdata/golden", name)
-			if _, err := os.Stat(goldenDir); err != nil {
-				goldenDir = filepath.Join("../../testdata/golden", name)
-				if raceEnabled {
-					// Recording every answer of the larger catalogs takes
-					// minutes under the race detector; the plain test run
-					// covers them.
-					t.Skip("digest-only golden: checked without the race detector")
-				}
-			}
-			checkGolden(t, filepath.Join("../../testdata/catalogs", name), goldenDir)
+			checkGolden(t, filepath.Join("../../testdata/catalogs", name), filepath.Join("../../testdata/golden", name))
 		})
 	}
 }
@@ -128,19 +116,11 @@ func goldenAPI(t *testing.T, dir string) ([]byte, string) {
 		}
 		return b, ""
 	}
-	sums, err := os.Open(filepath.Join(dir, "sha256.txt"))
-	if err != nil {
-		t.Fatalf("no golden api.json in %s", dir)
+	sums, err := testutil.GoldenDigests(dir)
+	if err != nil || sums["api.json"] == "" {
+		t.Fatalf("no golden api.json in %s (%v)", dir, err)
 	}
-	defer sums.Close()
-	sc := bufio.NewScanner(sums)
-	for sc.Scan() {
-		if digest, file, ok := strings.Cut(sc.Text(), "  "); ok && file == "api.json" {
-			return nil, digest
-		}
-	}
-	t.Fatalf("no golden api.json in %s", dir)
-	return nil, ""
+	return nil, sums["api.json"]
 }
 
 // firstDifference describes where two JSON documents first differ, by
@@ -205,51 +185,4 @@ func short(v any) string {
 		s = s[:300] + "..."
 	}
 	return s
-}
-
-// TestGoldenShared runs the golden comparison over every catalog of the
-// shared reference set (../shared, or $OPM_SHARED_DIR), including those
-// whose api.json is kept only as a digest. It is skipped when the set is
-// not there and in -short mode.
-func TestGoldenShared(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short")
-	}
-	root := os.Getenv("OPM_SHARED_DIR")
-	if root == "" {
-		root = "../../../shared"
-	}
-	entries, err := os.ReadDir(filepath.Join(root, "golden"))
-	if err != nil {
-		t.Skipf("shared golden set not found: %v", err)
-	}
-	for _, e := range entries {
-		name := e.Name()
-		catalog := filepath.Join(root, "catalogs", name)
-		if _, err := os.Stat(filepath.Join(root, "golden", name, "validate.txt")); err != nil {
-			continue // not a catalog's golden files (bundles/)
-		}
-		t.Run(name, func(t *testing.T) {
-			if st, err := dirSize(catalog); raceEnabled && err == nil && st > 10<<20 {
-				t.Skipf("%d MB catalog: too slow under the race detector", st>>20)
-			}
-			checkGolden(t, catalog, filepath.Join(root, "golden", name))
-		})
-	}
-}
-
-// dirSize is the size of the files under dir.
-func dirSize(dir string) (int64, error) {
-	var n int64
-	err := filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		info, err := d.Info()
-		if err == nil {
-			n += info.Size()
-		}
-		return err
-	})
-	return n, err
 }

@@ -6,7 +6,6 @@ package server
 // can be compared byte for byte.
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -23,19 +22,18 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/fastopm/fastopm/internal/testutil"
 	"github.com/fastopm/fastopm/pkg/api"
 )
 
 // canonical writes v as canonical JSON: encoding/json with HTML escaping
 // off, no trailing newline.
 func canonical(v any) string {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := testutil.CanonicalJSON(v)
+	if err != nil {
 		panic(err) // only values decoded from JSON are encoded here
 	}
-	return strings.TrimSuffix(buf.String(), "\n")
+	return string(b)
 }
 
 // decodeJSON decodes exactly one JSON value, numbers kept as written.

@@ -100,7 +100,7 @@ func HelpText() string {
 // bundleObjectToCSVMetadata applies bundle.MigrateBundleObjectToCSVMetadata
 // to every bundle. Bundles need CsvJSON: bundles rendered from bundle
 // directories and images carry it; for catalog sources the caller fills it
-// from the olm.bundle.object properties (see action.PopulateBundleObjects).
+// from the olm.bundle.object properties (see action.LoadBundleObjects).
 func bundleObjectToCSVMetadata(cfg *declcfg.DeclarativeConfig) error {
 	for i := range cfg.Bundles {
 		if err := bundle.MigrateBundleObjectToCSVMetadata(&cfg.Bundles[i]); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fastopm/fastopm/internal/imagetest"
+	"github.com/fastopm/fastopm/internal/testutil"
 	"github.com/fastopm/fastopm/pkg/bundle"
 	"github.com/fastopm/fastopm/pkg/image"
 )
@@ -26,11 +27,7 @@ const (
 // runs them. Tests that call it cannot be parallel.
 func isolateCredentials(t *testing.T) {
 	t.Helper()
-	dir := t.TempDir()
-	for _, k := range []string{"HOME", "DOCKER_CONFIG", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME"} {
-		t.Setenv(k, dir)
-	}
-	t.Setenv("REGISTRY_AUTH_FILE", "")
+	testutil.IsolateCredentials(t)
 	t.Setenv(imageCacheEnv, "")
 }
 

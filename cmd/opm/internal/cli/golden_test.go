@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/fastopm/fastopm/internal/testutil"
 )
 
 const goldenRoot = "../../../../testdata"
@@ -28,17 +30,11 @@ func run(t *testing.T, args ...string) (int, string, string) {
 // goldenDigests reads a golden directory's sha256.txt.
 func goldenDigests(t *testing.T, dir string) map[string]string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, "sha256.txt"))
+	sums, err := testutil.GoldenDigests(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]string{}
-	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) == 2 {
-			out[f[1]] = f[0]
-		}
-	}
-	return out
+	return sums
 }
 
 func digest(b []byte) string {
