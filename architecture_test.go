@@ -1,0 +1,113 @@
+package fastopm_test
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/fastopm/fastopm/"
+
+// layers are the project's packages from the bottom up, as
+// docs/architecture.md draws them: a package may import the packages of
+// its own layer that the allowed map lists and those of lower layers,
+// never a higher one.
+var layers = [][]string{
+	// Leaves: no project imports but each other where listed.
+	{"pkg/api", "pkg/canonjson", "pkg/indexignore", "pkg/imageref", "pkg/scratch", "pkg/version", "pkg/csv"},
+	// The file-based catalog format.
+	{"alpha/property", "alpha/declcfg"},
+	// The upgrade graph and its rules.
+	{"alpha/model"},
+	// Infrastructure over the format and the model.
+	{"pkg/schema", "pkg/bundle", "pkg/image", "pkg/catalogimage", "pkg/registry", "pkg/cache", "pkg/server"},
+	// One use case per command.
+	{"alpha/action/migrations", "alpha/action"},
+	// The binaries.
+	{"cmd/opm/internal/cli", "cmd/opm", "cmd/grpc_health_probe"},
+}
+
+// sameLayer lists the imports allowed within a layer.
+var sameLayer = map[string][]string{
+	"pkg/csv":          {"pkg/canonjson"},
+	"alpha/declcfg":    {"alpha/property"},
+	"pkg/image":        {"pkg/bundle"},
+	"pkg/catalogimage": {"pkg/image"},
+	"pkg/cache":        {"pkg/registry"},
+	"pkg/server":       {"pkg/cache", "pkg/registry"},
+	"alpha/action":     {"alpha/action/migrations"},
+	"cmd/opm":          {"cmd/opm/internal/cli"},
+}
+
+// TestImportLayers checks every import of the project's non-test code
+// against layers: the data flows up, from the format to the commands, and
+// no package reaches above itself.
+func TestImportLayers(t *testing.T) {
+	layerOf := map[string]int{}
+	for i, l := range layers {
+		for _, p := range l {
+			layerOf[p] = i
+		}
+	}
+	fset := token.NewFileSet()
+	seen := map[string]bool{}
+	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if p != "." && (strings.HasPrefix(name, ".") || name == "testdata" || name == "hack" || name == "internal" && p == "internal") {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			return nil
+		}
+		dir := filepath.ToSlash(filepath.Dir(p))
+		if dir == "." {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, p, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		from, known := layerOf[dir]
+		if !known {
+			t.Errorf("%s: package %s is in no layer of architecture_test.go (and docs/architecture.md)", p, dir)
+			return nil
+		}
+		seen[dir] = true
+		for _, imp := range f.Imports {
+			target, _ := strconv.Unquote(imp.Path.Value)
+			rel, ok := strings.CutPrefix(target, module)
+			if !ok || strings.HasPrefix(rel, "internal/") {
+				continue
+			}
+			to, known := layerOf[rel]
+			switch {
+			case !known:
+				t.Errorf("%s imports %s, which is in no layer", p, rel)
+			case to > from:
+				t.Errorf("%s (layer %d) imports %s (layer %d): a package never imports a higher layer", p, from, rel, to)
+			case to == from && !slices.Contains(sameLayer[dir], rel):
+				t.Errorf("%s imports %s of its own layer, which sameLayer does not allow", p, rel)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range layerOf {
+		if !seen[p] {
+			t.Errorf("layer package %s has no code", p)
+		}
+	}
+}
