@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/fastopm/fastopm/internal/testutil"
 	"github.com/fastopm/fastopm/pkg/api"
 	"github.com/fastopm/fastopm/pkg/cache"
 )
@@ -208,20 +209,7 @@ func damageAnswer(t *testing.T, cacheDir string) {
 	}
 	body, path := snap.Index.Bundles[0].Body, snap.Path
 	snap.Close()
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	b := make([]byte, 1)
-	at := int64(body.Off) + int64(body.Len) - 1
-	if _, err := f.ReadAt(b, at); err != nil {
-		t.Fatal(err)
-	}
-	b[0] ^= 0xff
-	if _, err := f.WriteAt(b, at); err != nil {
-		t.Fatal(err)
-	}
+	testutil.FlipByte(t, path, int64(body.Off)+int64(body.Len)-1)
 }
 
 func TestServeEnforceNeedsCacheDir(t *testing.T) {

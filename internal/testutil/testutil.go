@@ -112,3 +112,22 @@ func HideCredentialsFromProcess() (cleanup func(), err error) {
 	}
 	return func() { os.RemoveAll(dir) }, nil
 }
+
+// FlipByte inverts the byte at off of the file at path: one damaged byte,
+// for the tests of checksums.
+func FlipByte(t testing.TB, path string, off int64) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b := make([]byte, 1)
+	if _, err := f.ReadAt(b, off); err != nil {
+		t.Fatal(err)
+	}
+	b[0] ^= 0xff
+	if _, err := f.WriteAt(b, off); err != nil {
+		t.Fatal(err)
+	}
+}

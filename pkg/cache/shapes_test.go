@@ -2,12 +2,12 @@ package cache
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/fastopm/fastopm/internal/shapecat"
+	"github.com/fastopm/fastopm/internal/testutil"
 	"github.com/fastopm/fastopm/pkg/registry"
 )
 
@@ -79,7 +79,7 @@ func TestVerifyFindsDamage(t *testing.T) {
 			{snap.Index.Metas[37].Body, `custom blob "` + snap.Index.Metas[37].Name + `": stored answer is corrupt`},
 			{snap.Index.Bundles[0].Body, `bundle "shape.v1.0.0" of package "shape": stored answer is corrupt`},
 		} {
-			flip(t, path, int64(target.body.Off)+int64(target.body.Len)/2)
+			testutil.FlipByte(t, path, int64(target.body.Off)+int64(target.body.Len)/2)
 			s, err := Open(path)
 			if err != nil {
 				t.Fatal(err)
@@ -90,27 +90,9 @@ func TestVerifyFindsDamage(t *testing.T) {
 			if !errors.As(err, &rej) || rej.Reason != Corrupt || !strings.Contains(err.Error(), target.want) {
 				t.Errorf("window %d: Verify: %v; want corrupt: %s", window, err, target.want)
 			}
-			flip(t, path, int64(target.body.Off)+int64(target.body.Len)/2) // repair
+			testutil.FlipByte(t, path, int64(target.body.Off)+int64(target.body.Len)/2) // repair
 		}
 		snap.Close()
 	}
 	verifyWindow = 1 << 20
-}
-
-// flip inverts the byte at off of the file at path.
-func flip(t *testing.T, path string, off int64) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	b := make([]byte, 1)
-	if _, err := f.ReadAt(b, off); err != nil {
-		t.Fatal(err)
-	}
-	b[0] ^= 0xff
-	if _, err := f.WriteAt(b, off); err != nil {
-		t.Fatal(err)
-	}
 }

@@ -22,6 +22,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/fastopm/fastopm/internal/testutil"
 	"github.com/fastopm/fastopm/pkg/api"
 	"github.com/fastopm/fastopm/pkg/cache"
 )
@@ -347,10 +348,7 @@ func TestCorruptAnswerIsDataLoss(t *testing.T) {
 	}
 	b := snap.Index.Bundles[0]
 	snap.Close()
-	p := filepath.Join(dir, cache.FileName)
-	data, _ := os.ReadFile(p)
-	data[b.Body.Off+uint64(b.Body.Prefix)-1] ^= 1
-	os.WriteFile(p, data, 0o644)
+	testutil.FlipByte(t, filepath.Join(dir, cache.FileName), int64(b.Body.Off)+int64(b.Body.Prefix)-1)
 	snap, err = cache.OpenDir(dir)
 	if err != nil {
 		t.Fatal(err)
