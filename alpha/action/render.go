@@ -3,6 +3,7 @@
 package action
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -75,9 +76,10 @@ type renderEntry struct {
 	src     *fileSource
 	path    string
 	off, n  int
-	spilled bool  // the canonical bytes are in src.spill at soff
-	soff    int64 // where, when spilled
-	value   any   // typed value from an in-memory source, or nil
+	spilled bool   // the canonical bytes are in src.spill at soff
+	soff    int64  // where, when spilled
+	data    []byte // the canonical bytes, when the scratch file failed
+	value   any    // typed value from an in-memory source, or nil
 	schema  string
 }
 
@@ -210,11 +212,11 @@ func collect(ctx context.Context, src *fileSource, walk ...declcfg.WalkOption) (
 		}
 		e := &renderEntry{src: src, path: b.Path, off: b.Offset, n: len(b.JSON), schema: b.Schema}
 		if !b.Verbatim {
-			off, err := src.spill.Append(b.JSON)
-			if err != nil {
-				return fmt.Errorf("keep %s for the output: %w", b.Pos(), err)
+			if off, err := src.spill.Append(b.JSON); err == nil {
+				e.soff, e.spilled = off, true
+			} else {
+				e.data = bytes.Clone(b.JSON) // a full disk costs memory, not the output
 			}
-			e.soff, e.spilled = off, true
 		}
 		group := b.Package
 		if b.Schema == declcfg.SchemaPackage {
@@ -252,8 +254,10 @@ func collect(ctx context.Context, src *fileSource, walk ...declcfg.WalkOption) (
 func (e *renderEntry) encode(dst []byte, f declcfg.Format, buf *[]byte) ([]byte, error) {
 	v := e.value
 	if v == nil {
-		var data []byte
-		if e.spilled {
+		data := e.data
+		switch {
+		case data != nil:
+		case e.spilled:
 			if cap(*buf) < e.n {
 				*buf = make([]byte, e.n)
 			}
@@ -261,7 +265,7 @@ func (e *renderEntry) encode(dst []byte, f declcfg.Format, buf *[]byte) ([]byte,
 			if _, err := e.src.spill.ReadAt(data, e.soff); err != nil {
 				return dst, fmt.Errorf("read back %s: %w", e.path, err)
 			}
-		} else {
+		default:
 			var err error
 			if data, err = e.src.readAt(e.path, e.off, e.n, *buf); err != nil {
 				return dst, err
@@ -318,7 +322,7 @@ func writeOrdered(ctx context.Context, w io.Writer, items []declcfg.RenderItem, 
 		size, end := 0, start
 		for end < len(items) && (end == start || size < chunkBytes) {
 			e := items[end].Value.(*renderEntry)
-			size += e.n + 1024
+			size += e.n + len(e.data) + 1024
 			end++
 		}
 		chunks = append(chunks, &chunk{items: items[start:end], size: size, done: make(chan struct{})})

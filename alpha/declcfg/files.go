@@ -107,7 +107,7 @@ func ListFiles(root fs.FS, opts ...WalkOption) (Files, Errors) {
 		}
 		if d.IsDir() {
 			name := path.Join(p, indexignore.FileName)
-			content, err := fs.ReadFile(root, name)
+			content, err := readIndexIgnore(root, name, o.maxFileSize)
 			switch {
 			case err == nil:
 				files.IndexIgnore = append(files.IndexIgnore, File{Path: name, Size: int64(len(content))})
@@ -115,7 +115,7 @@ func ListFiles(root fs.FS, opts ...WalkOption) (Files, Errors) {
 					errs = append(errs, &Error{Path: name, Err: err})
 				}
 			case !errors.Is(err, fs.ErrNotExist):
-				errs = append(errs, &Error{Path: name, Err: fmt.Errorf("cannot read: %w", unwrapPathError(err))})
+				errs = append(errs, &Error{Path: name, Err: err})
 			}
 			return nil
 		}
@@ -134,6 +134,36 @@ func ListFiles(root fs.FS, opts ...WalkOption) (Files, Errors) {
 		errs = append(errs, &Error{Path: ".", Err: err})
 	}
 	return files, errs
+}
+
+// readIndexIgnore reads the .indexignore file name, which must be a
+// regular file (or a link to one) within the size limit, like a catalog
+// file: a named pipe there would block the walk, a link to a device would
+// never end. The error wraps fs.ErrNotExist when there is none.
+func readIndexIgnore(root fs.FS, name string, maxSize int64) ([]byte, error) {
+	info, err := fs.Stat(root, name)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("cannot read: %w", unwrapPathError(err))
+	}
+	switch mode := info.Mode(); {
+	case mode.IsDir():
+		return nil, errors.New("cannot read: is a directory")
+	case !mode.IsRegular():
+		return nil, fmt.Errorf("%w (%s): an .indexignore must be a regular file", ErrNotRegular, describeMode(mode))
+	case maxSize >= 0 && info.Size() > maxSize:
+		return nil, tooLarge(info.Size(), maxSize)
+	}
+	content, err := fs.ReadFile(root, name)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read: %w", unwrapPathError(err))
+	}
+	if maxSize >= 0 && int64(len(content)) > maxSize {
+		return nil, tooLarge(-1, maxSize)
+	}
+	return content, nil
 }
 
 // examine returns the file at p (a non-directory entry of the walk) or why

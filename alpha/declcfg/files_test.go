@@ -173,3 +173,43 @@ func TestWalkStopsBetweenBlobs(t *testing.T) {
 		t.Errorf("after a cancel: %d blobs, error %v; want 1 blob and context.Canceled", n, err)
 	}
 }
+
+// TestIndexIgnoreNotRegular: an .indexignore that is a named pipe or a
+// link to a device is refused by name, not read.
+func TestIndexIgnoreNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"a", "b"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, d, "c.json"), []byte(okBlob), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "a", ".indexignore"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/zero", filepath.Join(dir, "b", ".indexignore")); err != nil {
+		t.Fatal(err)
+	}
+	files, errs := ListFiles(os.DirFS(dir))
+	if len(errs) != 2 || !errors.Is(errs[0], ErrNotRegular) || errs[0].Path != "a/.indexignore" ||
+		!errors.Is(errs[1], ErrNotRegular) || errs[1].Path != "b/.indexignore" {
+		t.Errorf("problems %v", errs)
+	}
+	if len(files.Catalog) != 2 || len(files.IndexIgnore) != 0 {
+		t.Errorf("files %+v", files)
+	}
+	// A regular .indexignore over the size limit is refused too (and so
+	// are both 57-byte catalog files).
+	if err := os.Remove(filepath.Join(dir, "b", ".indexignore")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "b", ".indexignore"), []byte("# a long comment\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errs = ListFiles(os.DirFS(dir), WithMaxFileSize(10))
+	if len(errs) != 4 || errs[2].Path != "b/.indexignore" || !errors.Is(errs[2], ErrTooLarge) {
+		t.Errorf("problems with a 10-byte limit: %v", errs)
+	}
+}

@@ -26,7 +26,6 @@ const CSVKind = "ClusterServiceVersion"
 // encoding/json's words, as upstream's loader reports them when it decodes
 // the value into a property.BundleObject.
 func BundleObjectData(dst, value []byte) ([]byte, error) {
-	start := len(dst)
 	r := canonjson.NewReader(value)
 	switch r.Peek() {
 	case '{':
@@ -35,73 +34,105 @@ func BundleObjectData(dst, value []byte) ([]byte, error) {
 	default:
 		return dst, fmt.Errorf("json: cannot unmarshal %s into Go value of type property.BundleObject", canonjson.TypeName(value))
 	}
-	// Like encoding/json, every "data" is decoded in turn, the last one
-	// is the value, and the first error is the error.
-	var firstErr error
+	var datas [][]byte // the values of the keys that match "data", in order
 	if r.Object() {
 		for {
 			k, ok := r.Key()
 			if !ok {
 				break
 			}
-			v := r.Skip()
-			if !canonjson.KeyFold(k, "data") {
-				continue
-			}
-			dst = dst[:start]
-			var err error
-			switch canonjson.Kind(v) {
-			case '"':
-				raw, _ := canonjson.RawString(v)
-				need := base64.StdEncoding.DecodedLen(len(raw))
-				dst = append(dst, make([]byte, need)...)
-				var n int
-				n, err = base64.StdEncoding.Decode(dst[start:], raw)
-				dst = dst[:start+n]
-			case 'n':
-			case '[':
-				// encoding/json reads a list of numbers into []byte too.
-				dst, err = appendByteList(dst, v)
-			default:
-				err = fmt.Errorf("json: cannot unmarshal %s into Go struct field BundleObject.data of type []uint8", canonjson.TypeName(v))
-			}
-			if err != nil && firstErr == nil {
-				firstErr = err
+			if v := r.Skip(); canonjson.KeyFold(k, "data") {
+				datas = append(datas, v)
 			}
 		}
 	}
-	if firstErr != nil {
-		return dst[:start], firstErr
+	if len(datas) == 1 && canonjson.Kind(datas[0]) == '"' {
+		// The usual case: decode straight into dst.
+		raw, _ := canonjson.RawString(datas[0])
+		start := len(dst)
+		dst = append(dst, make([]byte, base64.StdEncoding.DecodedLen(len(raw)))...)
+		n, err := base64.StdEncoding.Decode(dst[start:], raw)
+		if err != nil {
+			return dst[:start], err
+		}
+		return dst[:start+n], nil
 	}
-	return dst, nil
-}
-
-// appendByteList appends a JSON list of numbers as encoding/json reads it
-// into a []byte: null is 0, anything but an integer from 0 to 255 is an
-// error (the first one).
-func appendByteList(dst, v []byte) ([]byte, error) {
-	var firstErr error
-	canonjson.ForEachElement(v, func(e []byte) bool {
+	// Like encoding/json, every "data" is decoded in turn into the same
+	// []byte, the last one is the value, and the first error is the error.
+	var (
+		cur      []byte
+		firstErr error
+	)
+	for _, v := range datas {
 		var err error
-		switch canonjson.Kind(e) {
-		case 'n':
-			dst = append(dst, 0)
-		case '0':
-			n, perr := strconv.ParseUint(string(e), 10, 8)
-			if perr != nil {
-				err = fmt.Errorf("json: cannot unmarshal number %s into Go struct field BundleObject.data of type uint8", e)
+		switch canonjson.Kind(v) {
+		case '"':
+			raw, _ := canonjson.RawString(v)
+			b := make([]byte, base64.StdEncoding.DecodedLen(len(raw)))
+			var n int
+			if n, err = base64.StdEncoding.Decode(b, raw); err == nil {
+				cur = b[:n]
 			}
-			dst = append(dst, byte(n))
+		case 'n':
+			cur = nil
+		case '[':
+			// encoding/json reads a list of numbers into []byte too,
+			// reusing the slice it holds.
+			cur, err = decodeByteList(cur, v)
 		default:
-			err = fmt.Errorf("json: cannot unmarshal %s into Go struct field BundleObject.data of type uint8", canonjson.TypeName(e))
-			dst = append(dst, 0)
+			err = fmt.Errorf("json: cannot unmarshal %s into Go struct field BundleObject.data of type []uint8", canonjson.TypeName(v))
 		}
 		if err != nil && firstErr == nil {
 			firstErr = err
 		}
+	}
+	if firstErr != nil {
+		return dst, firstErr
+	}
+	return append(dst, cur...), nil
+}
+
+// decodeByteList decodes a JSON list of numbers into cur as encoding/json
+// decodes it into a []byte that holds cur: elements are written over
+// cur's, growing it as append would (within its capacity, the bytes there
+// show again), null leaves an element as it was, and anything but an
+// integer from 0 to 255 is an error (the first one).
+func decodeByteList(cur, v []byte) ([]byte, error) {
+	var firstErr error
+	i := 0
+	canonjson.ForEachElement(v, func(e []byte) bool {
+		if i >= cap(cur) {
+			cur = append(cur[:len(cur):len(cur)], 0)[:len(cur)]
+		}
+		if i >= len(cur) {
+			cur = cur[:i+1]
+		}
+		var err error
+		switch canonjson.Kind(e) {
+		case 'n':
+		case '0':
+			n, perr := strconv.ParseUint(string(e), 10, 8)
+			if perr != nil {
+				err = fmt.Errorf("json: cannot unmarshal number %s into Go struct field BundleObject.data of type uint8", e)
+			} else {
+				cur[i] = byte(n)
+			}
+		default:
+			err = fmt.Errorf("json: cannot unmarshal %s into Go struct field BundleObject.data of type uint8", canonjson.TypeName(e))
+		}
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+		i++
 		return true
 	})
-	return dst, firstErr
+	if i < len(cur) {
+		cur = cur[:i]
+	}
+	if cur == nil {
+		cur = []byte{}
+	}
+	return cur, firstErr
 }
 
 // ManifestJSON converts a bundle object's manifest to the JSON text

@@ -15,6 +15,10 @@ var bundleObjectCases = []string{
 	`{"data":"YQ==","dATA":"Yg=="}`, `{"data":"Yg==","ref":"x"}`, `{"data":"YQ==","data":null}`,
 	`{"data":"not base64!"}`, `{"data":"Y\nQ=="}`, `{"data":1}`, `{"data":["YQ=="]}`, `"x"`, `[1]`, `1`, `true`,
 	`{"data":"YQ\u003d\u003d"}`,
+	// encoding/json decodes a later list into the slice an earlier "data"
+	// left: null elements keep its bytes.
+	`{"DATA":"AQID","data":[null]}`, `{"DATA":[5,6],"data":[null,null]}`, `{"DATA":"AQIDBA==","Data":[9],"data":[null,null,null]}`,
+	`{"DATA":[1,2,3],"Data":null,"data":[null]}`, `{"DATA":[],"data":[null]}`, `{"DATA":"!","data":[7]}`,
 }
 
 // TestBundleObjectData: the manifest and the errors are what

@@ -1,4 +1,4 @@
-//go:build !unix
+//go:build !unix || aix || solaris
 
 package cache
 
@@ -7,8 +7,8 @@ import (
 	"os"
 )
 
-// lockFile cannot lock files on this system: builds take no locks, and no
-// temporary file is ever taken for a dead build's.
+// lockFile cannot lock files on this system (no flock(2)): builds take
+// no locks, and no temporary file is ever taken for a dead build's.
 func lockFile(_ *os.File, wait bool) error {
 	if wait {
 		return nil

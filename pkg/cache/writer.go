@@ -115,7 +115,11 @@ func (w *Writer) append(rec []byte) (int64, error) {
 	}
 	// pending must stay contiguous and end at size.
 	w.flushLocked()
+	err := w.err
 	w.mu.Unlock()
+	if err != nil {
+		return 0, err
+	}
 	if _, err := w.f.WriteAt(rec, off); err != nil {
 		return 0, w.fail(err)
 	}
