@@ -148,13 +148,11 @@ func readIndexIgnore(root fs.FS, name string, maxSize int64) ([]byte, error) {
 		}
 		return nil, fmt.Errorf("cannot read: %w", unwrapPathError(err))
 	}
-	switch mode := info.Mode(); {
-	case mode.IsDir():
-		return nil, errors.New("cannot read: is a directory")
-	case !mode.IsRegular():
-		return nil, fmt.Errorf("%w (%s): an .indexignore must be a regular file", ErrNotRegular, describeMode(mode))
-	case maxSize >= 0 && info.Size() > maxSize:
-		return nil, tooLarge(info.Size(), maxSize)
+	if err := fileProblem(info, maxSize, ": an .indexignore must be a regular file"); err != nil {
+		if errors.Is(err, errIsDir) {
+			return nil, fmt.Errorf("cannot read: %w", err)
+		}
+		return nil, err
 	}
 	content, err := fs.ReadFile(root, name)
 	if err != nil {
@@ -181,17 +179,34 @@ func examine(root fs.FS, p string, d fs.DirEntry, maxSize int64) (File, error) {
 	if err != nil {
 		return File{}, fmt.Errorf("cannot read: %w", unwrapPathError(err))
 	}
-	switch mode := info.Mode(); {
-	case mode.IsDir():
-		// A link to a directory: the walk does not follow it, and upstream
-		// fails to read it as a file.
-		return File{}, errors.New("cannot read: is a directory (a link to a directory: links to directories are not followed)")
-	case !mode.IsRegular():
-		return File{}, fmt.Errorf("%w (%s): catalogs are made of regular files; if it is not part of the catalog, list it in an .indexignore file", ErrNotRegular, describeMode(mode))
-	case maxSize >= 0 && info.Size() > maxSize:
-		return File{}, tooLarge(info.Size(), maxSize)
+	if err := fileProblem(info, maxSize, ": catalogs are made of regular files; if it is not part of the catalog, list it in an .indexignore file"); err != nil {
+		if errors.Is(err, errIsDir) {
+			// A link to a directory: the walk does not follow it, and
+			// upstream fails to read it as a file.
+			return File{}, fmt.Errorf("cannot read: %w (a link to a directory: links to directories are not followed)", err)
+		}
+		return File{}, err
 	}
 	return File{Path: p, Size: info.Size()}, nil
+}
+
+// errIsDir is fileProblem's answer for a directory.
+var errIsDir = errors.New("is a directory")
+
+// fileProblem says why the loader does not read a file of info's kind and
+// size, or returns nil: the one rule for catalog and .indexignore files,
+// checked when they are listed and again when they are opened. hint ends
+// the message about a file that is not regular.
+func fileProblem(info fs.FileInfo, maxSize int64, hint string) error {
+	switch mode := info.Mode(); {
+	case mode.IsDir():
+		return errIsDir
+	case !mode.IsRegular():
+		return fmt.Errorf("%w (%s)%s", ErrNotRegular, describeMode(mode), hint)
+	case maxSize >= 0 && info.Size() > maxSize:
+		return tooLarge(info.Size(), maxSize)
+	}
+	return nil
 }
 
 // tooLarge is the problem of a file of size bytes (-1: not known, the

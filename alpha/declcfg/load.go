@@ -186,14 +186,10 @@ func (p *parser) readFile(root fs.FS, name string) ([]byte, error) {
 	defer f.Close()
 	size := 0
 	if st, err := f.Stat(); err == nil {
-		switch {
-		case st.IsDir():
-			return nil, errors.New("is a directory")
-		case !st.Mode().IsRegular():
-			// Replaced since it was listed.
-			return nil, fmt.Errorf("%w (%s)", ErrNotRegular, describeMode(st.Mode()))
-		case p.maxSize >= 0 && st.Size() > p.maxSize:
-			return nil, tooLarge(st.Size(), p.maxSize)
+		// Checked again: the file may have been replaced since it was
+		// listed.
+		if err := fileProblem(st, p.maxSize, ""); err != nil {
+			return nil, err
 		}
 		size = int(st.Size())
 	}
