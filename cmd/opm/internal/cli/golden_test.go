@@ -72,9 +72,13 @@ func goldenCatalogs(t *testing.T) []string {
 	if err != nil || len(dirs) == 0 {
 		t.Fatalf("no golden catalogs in %s", goldenRoot)
 	}
+	// Other commands' goldens (golden/init, golden/templates, ...) sit
+	// beside the catalogs' and are not catalogs.
 	var names []string
 	for _, d := range dirs {
-		names = append(names, filepath.Base(d))
+		if _, err := os.Stat(filepath.Join(goldenRoot, "catalogs", filepath.Base(d))); err == nil {
+			names = append(names, filepath.Base(d))
+		}
 	}
 	return names
 }

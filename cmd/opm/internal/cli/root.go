@@ -8,11 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Streams are a command's standard input, output and error.
@@ -46,13 +48,18 @@ type globalOptions struct {
 	maxFileSize byteSize
 }
 
-// New builds the opm command tree.
+// New builds the opm command tree. As upstream, the alpha command and the
+// --alpha-* flags are hidden from help unless HELP_ALPHA=true is set in the
+// environment; they work either way.
 func New(s Streams) *cobra.Command {
+	showAlpha := os.Getenv("HELP_ALPHA") == "true"
 	g := globalOptions{maxFileSize: defaultMaxFileSize}
 	root := &cobra.Command{
-		Use:           "opm",
-		Short:         "operator package manager",
-		Long:          "CLI to interact with operator-registry and build indexes of operator content",
+		Use:   "opm",
+		Short: "operator package manager",
+		Long: `CLI to interact with operator-registry and build indexes of operator content.
+
+To view help related to alpha features, set HELP_ALPHA=true in the environment.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
@@ -82,10 +89,11 @@ func New(s Streams) *cobra.Command {
 	}
 
 	alpha := &cobra.Command{
-		Use:   "alpha",
-		Short: "Run an alpha subcommand",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		Use:    "alpha",
+		Short:  "Run an alpha subcommand",
+		Args:   cobra.NoArgs,
+		Hidden: !showAlpha,
+		RunE:   func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	alpha.AddCommand(newAlphaBundleCmd(s))
 	root.AddCommand(
@@ -94,11 +102,27 @@ func New(s Streams) *cobra.Command {
 		newServeCmd(s, &g),
 		newMigrateCmd(s, &g),
 		newGenerateCmd(s, &g),
+		newInitCmd(s),
 		newVersionCmd(s),
 		alpha,
 	)
+	configureAlphaFlags(root, !showAlpha)
 	markCommandErrors(root)
 	return root
+}
+
+// configureAlphaFlags marks every --alpha-* flag as upstream does: its usage
+// starts with a warning, and it is hidden from help unless hide is false.
+func configureAlphaFlags(c *cobra.Command, hide bool) {
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if strings.HasPrefix(f.Name, "alpha-") {
+			f.Hidden = f.Hidden || hide
+			f.Usage = "(ALPHA: This flag will be removed or renamed in a future release, potentially without notice) " + f.Usage
+		}
+	})
+	for _, sub := range c.Commands() {
+		configureAlphaFlags(sub, hide)
+	}
 }
 
 // stdLogError is an error upstream reports with Go's standard logger
