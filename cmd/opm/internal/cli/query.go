@@ -1,0 +1,107 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fastopm/fastopm/alpha/action"
+)
+
+// newQueryCmd is `opm alpha query`: questions about a catalog that
+// upstream opm does not answer.
+func newQueryCmd(s Streams, g *globalOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "query",
+		Short: "Answer questions about a catalog's upgrade graph",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newQueryUpdatesCmd(s, g))
+	return cmd
+}
+
+func newQueryUpdatesCmd(s Streams, g *globalOptions) *cobra.Command {
+	var (
+		q        action.QueryUpdates
+		all      bool
+		output   string
+		cacheDir string
+	)
+	cmd := &cobra.Command{
+		Use:   "updates INDEX --package PACKAGE (--from BUNDLE|VERSION | --all)",
+		Short: "Show where OLM moves an installed bundle, and its path to the channel head",
+		Long: `Show the bundle OLM v0 updates an installed bundle to next, and the whole
+path from there to the channel head, each step with the channel edge that
+allows it (replaces, skips or skipRange).
+
+INDEX is a catalog directory or a catalog image. The channel is the
+package's default channel unless --channel names one. --from names the
+installed bundle by name or by version; a bundle the catalog does not hold
+(a "virtual" node) is answered too, its version read from its name
+(name.vX.Y.Z) so that skipRange edges can cover it. --all answers for every
+bundle of the channel, so that the ones that cannot reach the head stand
+out.
+
+The rules are OLM v0's resolver's: the channel's entries are ordered along
+the replaces chain from the head, leaving out entries another entry skips
+(those are never installed); the update is the first entry in that order
+whose skipRange includes the installed version or whose replaces or skips
+name the installed bundle. So the head wins when its skipRange covers the
+installed version. A channel without a single replaces chain has no
+answer: OLM refuses to resolve in it, and so does this command, naming
+the heads.`,
+		Example: `  opm alpha query updates ./catalog --package etcd --from etcdoperator.v0.9.0
+  opm alpha query updates quay.io/example/catalog:latest --package etcd --channel alpha --from 0.9.2 -o json
+  opm alpha query updates ./catalog --package etcd --all`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "text" && output != "json" {
+				return fmt.Errorf("invalid --output value %q, expected (text|json)", output)
+			}
+			if q.Package == "" {
+				return &usageReport{fmt.Errorf("--package is required")}
+			}
+			if all == (q.From != "") {
+				return &usageReport{fmt.Errorf("give exactly one of --from and --all")}
+			}
+			res := &action.Resolver{ImageOptions: g.imageOptions(cacheDir), MaxFileSize: g.maxFileSize.limit(),
+				Allowed: action.RefCatalogDir | action.RefCatalogImage}
+			m, err := action.LoadModel(cmd.Context(), res, args[0], g.maxFileSize.limit())
+			if err != nil {
+				return err
+			}
+			q.Model = m
+			enc := json.NewEncoder(s.Out)
+			enc.SetIndent("", "    ")
+			enc.SetEscapeHTML(false)
+			if all {
+				as, err := q.RunAll()
+				if err != nil {
+					return err
+				}
+				if output == "json" {
+					return enc.Encode(as)
+				}
+				return action.WriteUpdatesTable(s.Out, as)
+			}
+			a, err := q.Run()
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				return enc.Encode(a)
+			}
+			return a.WriteText(s.Out)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&q.Package, "package", "p", "", "the package")
+	f.StringVarP(&q.Channel, "channel", "c", "", "the channel (default: the package's default channel)")
+	f.StringVar(&q.From, "from", "", "the installed bundle: a bundle name or a version")
+	f.BoolVar(&all, "all", false, "answer for every bundle of the channel")
+	f.StringVarP(&output, "output", "o", "text", "Output format (text|json)")
+	addImageCacheFlag(cmd, &cacheDir)
+	return cmd
+}

@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fastopm/fastopm/alpha/action"
+	"github.com/fastopm/fastopm/internal/imagetest"
+)
+
+// TestQueryUpdates asks testdata/updates (a hand-made catalog whose README
+// explains each case) where installed bundles go.
+func TestQueryUpdates(t *testing.T) {
+	dir := filepath.Join(goldenRoot, "updates")
+	for _, tc := range []struct {
+		args  []string
+		path  string // "from>to:edges ..."
+		reach bool
+	}{
+		{[]string{"--from", "etcdoperator.v0.9.0"}, "etcdoperator.v0.9.0>etcdoperator.v0.9.2:replaces etcdoperator.v0.9.2>etcdoperator.v0.9.4:replaces", true},
+		{[]string{"--from", "etcdoperator.v0.9.1"}, "etcdoperator.v0.9.1>etcdoperator.v0.9.2:skips etcdoperator.v0.9.2>etcdoperator.v0.9.4:replaces", true},
+		{[]string{"--from", "0.9.1"}, "etcdoperator.v0.9.1>etcdoperator.v0.9.2:skips etcdoperator.v0.9.2>etcdoperator.v0.9.4:replaces", true},
+		{[]string{"-c", "alpha", "--from", "etcdoperator.v0.9.2"}, "etcdoperator.v0.9.2>etcdoperator.v0.9.5:skipRange", true},
+		{[]string{"-c", "alpha", "--from", "etcdoperator.v0.9.3"}, "etcdoperator.v0.9.3>etcdoperator.v0.9.5:skipRange", true},
+		{[]string{"--from", "etcdoperator.v0.9.4"}, "", true},
+		{[]string{"--from", "etcdoperator.v0.8.0"}, "", false},
+	} {
+		code, out, errOut := run(t, append([]string{"alpha", "query", "updates", dir, "-p", "etcd", "-o", "json"}, tc.args...)...)
+		if code != 0 {
+			t.Errorf("%v: exit %d: %s", tc.args, code, errOut)
+			continue
+		}
+		var a action.UpdatesAnswer
+		if err := json.Unmarshal([]byte(out), &a); err != nil {
+			t.Fatalf("%v: %v\n%s", tc.args, err, out)
+		}
+		var steps []string
+		for _, st := range a.Path {
+			steps = append(steps, st.From+">"+st.To.Name+":"+strings.Join(st.Edges, "+"))
+		}
+		if got := strings.Join(steps, " "); got != tc.path || a.ReachesHead != tc.reach {
+			t.Errorf("%v: path %q reaches head %v, want %q %v", tc.args, got, a.ReachesHead, tc.path, tc.reach)
+		}
+	}
+}
+
+func TestQueryUpdatesTextAndErrors(t *testing.T) {
+	dir := filepath.Join(goldenRoot, "updates")
+	code, out, errOut := run(t, "alpha", "query", "updates", dir, "-p", "etcd", "--all")
+	want := `package etcd, channel stable; head etcdoperator.v0.9.4 (0.9.4)
+BUNDLE               VERSION  NEXT                 BY        STEPS  REACHES HEAD
+etcdoperator.v0.9.4  0.9.4    -                    -         0      head
+etcdoperator.v0.9.2  0.9.2    etcdoperator.v0.9.4  replaces  1      yes
+etcdoperator.v0.9.0  0.9.0    etcdoperator.v0.9.2  replaces  2      yes
+etcdoperator.v0.9.1  0.9.1    etcdoperator.v0.9.2  skips     2      yes
+`
+	if code != 0 || out != want {
+		t.Errorf("--all: exit %d, stderr %s\n%s", code, errOut, out)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-p", "nope", "--from", "x"}, `package \"nope\" not found in the catalog`},
+		{[]string{"-p", "etcd", "-c", "beta", "--from", "x"}, `channel \"beta\" not found in package \"etcd\" (its channels: alpha, stable)`},
+		{[]string{"-p", "etcd"}, "give exactly one of --from and --all"},
+		{[]string{"--from", "x"}, "--package is required"},
+		{[]string{"-p", "etcd", "--all", "-o", "xml"}, `invalid --output value \"xml\"`},
+	} {
+		code, _, errOut := run(t, append([]string{"alpha", "query", "updates", dir}, tc.args...)...)
+		if code != 1 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, code, errOut, tc.want)
+		}
+	}
+	// An invalid catalog is refused with validate's report.
+	code, _, errOut = run(t, "alpha", "query", "updates", filepath.Join(goldenRoot, "catalogs", "fixture-opm-bundle-without-channel"), "-p", "x", "--all")
+	if code != 1 || !strings.Contains(errOut, "invalid") {
+		t.Errorf("invalid catalog: exit %d, %s", code, errOut)
+	}
+}
+
+// TestQueryUpdatesImage asks the same question of the catalog as an image.
+func TestQueryUpdatesImage(t *testing.T) {
+	dir := filepath.Join(goldenRoot, "updates")
+	reg := imagetest.Registry(t)
+	ref := reg + "/catalog:v1"
+	imagetest.Push(t, ref, imagetest.Image(t, map[string]string{"operators.operatorframework.io.index.configs.v1": "/configs"},
+		imagetest.LayerFromDir(t, dir, "configs")))
+	_, want, _ := run(t, "alpha", "query", "updates", dir, "-p", "etcd", "--all", "-o", "json")
+	code, got, errOut := run(t, "--use-http", "alpha", "query", "updates", ref, "-p", "etcd", "--all", "-o", "json")
+	if code != 0 || got != want {
+		t.Errorf("image: exit %d, %s\n%s\nwant\n%s", code, errOut, got, want)
+	}
+}
