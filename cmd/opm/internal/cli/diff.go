@@ -1,0 +1,249 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/fastopm/fastopm/alpha/action"
+	"github.com/fastopm/fastopm/alpha/model"
+	"github.com/fastopm/fastopm/alpha/updates"
+)
+
+// newDiffCmd is `opm alpha diff`.
+func newDiffCmd(s Streams, g *globalOptions) *cobra.Command {
+	var (
+		check    bool
+		output   string
+		cacheDir string
+	)
+	cmd := &cobra.Command{
+		Use:   "diff OLD NEW",
+		Short: "Show what changed between two catalogs, and check that no installed bundle is stranded",
+		Long: `Show, per package, what changed from the catalog OLD to the catalog NEW
+(directories or catalog images): packages, channels, default channels,
+channel heads, bundles, upgrade edges, bundle images and deprecations.
+
+With --check, also apply OLM's update rules to the change, and exit 1 when
+one is broken:
+  - stranded: every bundle of a channel of OLD, which clusters may run, must
+    still have an update path to the head of that channel in NEW (OLM v0's
+    resolver rules, as in "opm alpha query updates");
+  - head-downgrade: a channel head must not move to a lower version;
+  - channel-removed, package-removed: subscriptions to them get no updates;
+  - skipped-only-way: an entry of NEW whose every update is a bundle that
+    another entry skips (OLM never installs skipped bundles) is stuck;
+  - default-channel (a warning, not a failure): the default channel
+    changes.
+
+Exit codes: 0 when the check passes (or without --check), 1 when it finds a
+violation, 2 when a catalog cannot be read or is invalid.`,
+		Example: `  opm alpha diff ./catalog-v1 ./catalog-v2
+  opm alpha diff quay.io/example/catalog:v1 ./catalog --check -o markdown > comment.md`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "text" && output != "json" && output != "markdown" {
+				return &ExitError{Code: 2, Err: fmt.Errorf("invalid --output value %q, expected (text|json|markdown)", output)}
+			}
+			res := &action.Resolver{ImageOptions: g.imageOptions(cacheDir), MaxFileSize: g.maxFileSize.limit(),
+				Allowed: action.RefCatalogDir | action.RefCatalogImage}
+			var models [2]model.Model
+			var eg errgroup.Group
+			for i, ref := range args {
+				eg.Go(func() error {
+					m, err := action.LoadModel(cmd.Context(), res, ref, g.maxFileSize.limit())
+					if err != nil {
+						return fmt.Errorf("%s: %w", ref, err)
+					}
+					models[i] = m
+					return nil
+				})
+			}
+			if err := eg.Wait(); err != nil {
+				return &ExitError{Code: 2, Err: err}
+			}
+			rep := diffReport{Old: args[0], New: args[1], Changes: updates.Diff(models[0], models[1])}
+			if rep.Changes == nil {
+				rep.Changes = []updates.Change{}
+			}
+			if check {
+				rep.Violations = updates.Check(models[0], models[1])
+				if rep.Violations == nil {
+					rep.Violations = []updates.Violation{}
+				}
+			}
+			var err error
+			switch output {
+			case "json":
+				enc := json.NewEncoder(s.Out)
+				enc.SetIndent("", "    ")
+				enc.SetEscapeHTML(false)
+				err = enc.Encode(rep)
+			case "markdown":
+				err = rep.writeMarkdown(s.Out, check)
+			default:
+				err = rep.writeText(s.Out, check)
+			}
+			if err != nil {
+				return err
+			}
+			if rep.failed() {
+				return &ExitError{Code: 1}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&check, "check", false, "apply the update rules and exit 1 when one is broken")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "Output format (text|json|markdown)")
+	addImageCacheFlag(cmd, &cacheDir)
+	return cmd
+}
+
+type diffReport struct {
+	Old        string              `json:"old"`
+	New        string              `json:"new"`
+	Changes    []updates.Change    `json:"changes"`
+	Violations []updates.Violation `json:"violations,omitempty"`
+}
+
+func (r *diffReport) failed() bool {
+	for _, v := range r.Violations {
+		if !v.Warning {
+			return true
+		}
+	}
+	return false
+}
+
+// describe says a change in words.
+func describe(c updates.Change) string {
+	switch c.Kind {
+	case "package-added":
+		return fmt.Sprintf("package added (default channel %s)", c.New)
+	case "package-removed":
+		return "package removed"
+	case "default-channel":
+		return fmt.Sprintf("default channel %s → %s", c.Old, c.New)
+	case "channel-added":
+		return fmt.Sprintf("channel %s added (head %s)", c.Channel, c.New)
+	case "channel-removed":
+		return fmt.Sprintf("channel %s removed (its head was %s)", c.Channel, c.Old)
+	case "head":
+		return fmt.Sprintf("channel %s: head %s → %s", c.Channel, c.Old, c.New)
+	case "bundle-added":
+		return fmt.Sprintf("channel %s: %s added (%s)", c.Channel, c.Bundle, c.New)
+	case "bundle-removed":
+		return fmt.Sprintf("channel %s: %s removed (%s)", c.Channel, c.Bundle, c.Old)
+	case "edges":
+		return fmt.Sprintf("channel %s: %s edges %q → %q", c.Channel, c.Bundle, c.Old, c.New)
+	case "image":
+		return fmt.Sprintf("channel %s: %s image %s → %s", c.Channel, c.Bundle, c.Old, c.New)
+	}
+	where := "package"
+	switch {
+	case c.Bundle != "":
+		where = "bundle " + c.Bundle
+	case c.Channel != "":
+		where = "channel " + c.Channel
+	}
+	switch c.Kind {
+	case "deprecation-added":
+		return fmt.Sprintf("%s deprecated: %s", where, c.New)
+	case "deprecation-removed":
+		return fmt.Sprintf("%s no longer deprecated", where)
+	}
+	return fmt.Sprintf("%s deprecation message changed: %s", where, c.New)
+}
+
+func (r *diffReport) writeText(w io.Writer, check bool) error {
+	var b strings.Builder
+	if len(r.Changes) == 0 {
+		b.WriteString("no changes\n")
+	}
+	last := ""
+	for _, c := range r.Changes {
+		if c.Package != last {
+			fmt.Fprintf(&b, "package %s\n", c.Package)
+			last = c.Package
+		}
+		fmt.Fprintf(&b, "  %s\n", describe(c))
+	}
+	if check {
+		b.WriteString(r.verdict())
+		for _, v := range r.Violations {
+			kind := "violation"
+			if v.Warning {
+				kind = "warning"
+			}
+			fmt.Fprintf(&b, "  %s [%s] %s: %s\n", kind, v.Rule, location(v), v.Message)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func (r *diffReport) verdict() string {
+	n := 0
+	for _, v := range r.Violations {
+		if !v.Warning {
+			n++
+		}
+	}
+	if n == 0 {
+		return "check passed\n"
+	}
+	return fmt.Sprintf("check failed: %d violation(s)\n", n)
+}
+
+func location(v updates.Violation) string {
+	s := v.Package
+	if v.Channel != "" {
+		s += "/" + v.Channel
+	}
+	if v.Bundle != "" {
+		s += "/" + v.Bundle
+	}
+	return s
+}
+
+// mdCell escapes a Markdown table cell.
+func mdCell(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ", "`", "'").Replace(s)
+}
+
+func (r *diffReport) writeMarkdown(w io.Writer, check bool) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### Catalog changes: `%s` → `%s`\n\n", mdCell(r.Old), mdCell(r.New))
+	if len(r.Changes) == 0 {
+		b.WriteString("No changes.\n")
+	} else {
+		b.WriteString("| package | change |\n|---|---|\n")
+		for _, c := range r.Changes {
+			fmt.Fprintf(&b, "| %s | %s |\n", mdCell(c.Package), mdCell(describe(c)))
+		}
+	}
+	if check {
+		if r.failed() {
+			fmt.Fprintf(&b, "\n**%s**", strings.TrimSpace(r.verdict()))
+		} else {
+			b.WriteString("\n**Check passed.**")
+		}
+		b.WriteString("\n")
+		if len(r.Violations) > 0 {
+			b.WriteString("\n| | rule | where | what |\n|---|---|---|---|\n")
+			for _, v := range r.Violations {
+				mark := "❌"
+				if v.Warning {
+					mark = "⚠️"
+				}
+				fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mark, v.Rule, mdCell(location(v)), mdCell(v.Message))
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

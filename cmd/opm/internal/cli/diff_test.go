@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestDiff(t *testing.T) {
+	old, new := filepath.Join(goldenRoot, "updates"), filepath.Join(goldenRoot, "diff", "new")
+
+	code, out, errOut := run(t, "alpha", "diff", old, new, "--check")
+	want := `package etcd
+  channel alpha removed (its head was etcdoperator.v0.9.5)
+  channel stable: head etcdoperator.v0.9.4 → etcdoperator.v0.9.6
+  channel stable: etcdoperator.v0.9.0 image quay.io/example/etcd-bundle:v0.9.0 → quay.io/example/etcd-bundle@sha256:0000000000000000000000000000000000000000000000000000000000000000
+  channel stable: etcdoperator.v0.9.1 removed (0.9.1)
+  channel stable: etcdoperator.v0.9.6 added (0.9.6)
+check failed: 1 violation(s)
+  violation [channel-removed] etcd/alpha: channel "alpha" of package "etcd" is removed: clusters subscribed to it get no more updates
+`
+	if code != 1 || out != want || errOut != "" {
+		t.Errorf("--check: exit %d, stderr %q\n%s", code, errOut, out)
+	}
+
+	// Without --check the exit code is 0; JSON carries the same changes.
+	code, out, _ = run(t, "alpha", "diff", old, new, "-o", "json")
+	var rep diffReport
+	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil || len(rep.Changes) != 5 || rep.Violations != nil {
+		t.Errorf("json: exit %d, %v, %+v", code, err, rep)
+	}
+
+	// The reverse direction: alpha is added, the head goes back, and
+	// clusters on 0.9.6 are stranded.
+	code, out, _ = run(t, "alpha", "diff", new, old, "--check", "-o", "markdown")
+	for _, s := range []string{"| ❌ | head-downgrade | etcd/stable/etcdoperator.v0.9.4 |", "| ❌ | stranded | etcd/stable/etcdoperator.v0.9.6 |", "channel alpha added"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("reverse markdown lacks %q:\n%s", s, out)
+		}
+	}
+	if code != 1 {
+		t.Errorf("reverse: exit %d", code)
+	}
+
+	// A catalog against itself.
+	if code, out, _ := run(t, "alpha", "diff", old, old, "--check"); code != 0 || out != "no changes\ncheck passed\n" {
+		t.Errorf("same: exit %d\n%s", code, out)
+	}
+
+	// Bad input: exit 2.
+	for _, args := range [][]string{
+		{old, filepath.Join(goldenRoot, "nosuch")},
+		{old, filepath.Join(goldenRoot, "catalogs", "fixture-opm-bundle-without-channel")},
+		{old, new, "-o", "xml"},
+	} {
+		if code, _, errOut := run(t, append([]string{"alpha", "diff"}, args...)...); code != 2 || errOut == "" {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
+		}
+	}
+}
