@@ -1,0 +1,207 @@
+package action
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/blang/semver/v4"
+
+	"github.com/fastopm/fastopm/alpha/declcfg"
+	"github.com/fastopm/fastopm/alpha/updates"
+)
+
+// filterEntries runs a filter on testdata/updates and describes the
+// channels it keeps: "channel: name[<replaces][~skips,...]".
+func filterEntries(t *testing.T, conf string) (string, error) {
+	t.Helper()
+	c, err := ParseFilterConfig([]byte(conf))
+	if err != nil {
+		return "", err
+	}
+	out := t.TempDir()
+	err = Filter{Ref: "../../testdata/updates", Config: c, Sources: DirResolver{}, OutputDir: filepath.Join(out, "x")}.Run(context.Background())
+	if err != nil {
+		return "", err
+	}
+	cfg, err := declcfg.LoadFS(context.Background(), os.DirFS(filepath.Join(out, "x")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, ch := range cfg.Channels {
+		var es []string
+		for _, e := range ch.Entries {
+			s := e.Name[len("etcdoperator.v"):]
+			if e.Replaces != "" {
+				s += "<" + e.Replaces[len("etcdoperator.v"):]
+			}
+			for _, sk := range e.Skips {
+				s += "~" + sk[len("etcdoperator.v"):]
+			}
+			es = append(es, s)
+		}
+		lines = append(lines, ch.Name+": "+strings.Join(es, " "))
+	}
+	slices.Sort(lines)
+	var bundles []string
+	for _, b := range cfg.Bundles {
+		bundles = append(bundles, b.Name[len("etcdoperator.v"):])
+	}
+	slices.Sort(bundles)
+	return fmt.Sprintf("%s; default %s; bundles %s; deprecations %d", strings.Join(lines, "; "), cfg.Packages[0].DefaultChannel,
+		strings.Join(bundles, ","), len(cfg.Deprecations)), nil
+}
+
+func TestFilter(t *testing.T) {
+	for _, tc := range []struct{ name, conf, want string }{
+		{"heads of default channels", `{}`,
+			"stable: 0.9.4; default stable; bundles 0.9.4; deprecations 0"},
+		{"full", `full: true`,
+			"alpha: 0.9.2 0.9.4<0.9.2 0.9.5<0.9.4; stable: 0.9.0 0.9.1<0.9.0 0.9.2<0.9.0~0.9.1 0.9.4<0.9.2; default stable; bundles 0.9.0,0.9.1,0.9.2,0.9.4,0.9.5; deprecations 1"},
+		{"from a version to the head", `{packages: [{name: etcd, minVersion: 0.9.1}]}`,
+			"stable: 0.9.1 0.9.2~0.9.1 0.9.4<0.9.2; default stable; bundles 0.9.1,0.9.2,0.9.4; deprecations 1"},
+		{"gap: replaces re-pointed down the chain", `{packages: [{name: etcd, maxVersion: 0.9.4}]}`,
+			"stable: 0.9.0 0.9.1<0.9.0 0.9.2<0.9.0~0.9.1 0.9.4<0.9.2; default stable; bundles 0.9.0,0.9.1,0.9.2,0.9.4; deprecations 1"},
+		{"below the head: the newest kept is the head", `{packages: [{name: etcd, maxVersion: 0.9.1}]}`,
+			"stable: 0.9.0 0.9.1<0.9.0; default stable; bundles 0.9.0,0.9.1; deprecations 0"},
+		{"two channels with bounds", `{packages: [{name: etcd, channels: [{name: alpha, minVersion: 0.9.2, maxVersion: 0.9.2}, {name: stable, maxVersion: 0.9.1}]}]}`,
+			"alpha: 0.9.2; stable: 0.9.0 0.9.1<0.9.0; default stable; bundles 0.9.0,0.9.1,0.9.2; deprecations 1"},
+		{"channels: heads only; default channel named", `{packages: [{name: etcd, defaultChannel: alpha, channels: [{name: alpha}]}]}`,
+			"alpha: 0.9.5; default alpha; bundles 0.9.5; deprecations 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := filterEntries(t, tc.conf)
+			if err != nil || got != tc.want {
+				t.Errorf("got %q, %v\nwant %q", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestTrimChannel keeps bundles that no version range would pick together,
+// as a graph whose versions are not monotonic may: a kept bundle whose way
+// to the head went only through removed bundles is skipped by the head.
+func TestTrimChannel(t *testing.T) {
+	res, err := Validate{FS: os.DirFS("../../testdata/updates"), SkipSchema: true}.Run(context.Background())
+	if err != nil || !res.Passed() {
+		t.Fatal(err, res.Err())
+	}
+	g, err := updates.NewGraph(res.Model["etcd"].Channels["stable"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		keep []string
+		want string
+	}{
+		{[]string{"etcdoperator.v0.9.1", "etcdoperator.v0.9.4"}, "etcdoperator.v0.9.1 | etcdoperator.v0.9.4 ~etcdoperator.v0.9.1"},
+		{[]string{"etcdoperator.v0.9.0", "etcdoperator.v0.9.4"}, "etcdoperator.v0.9.0 | etcdoperator.v0.9.4 <etcdoperator.v0.9.0"},
+		{[]string{"etcdoperator.v0.9.1"}, "etcdoperator.v0.9.1"},
+	} {
+		keep := map[string]bool{}
+		for _, k := range tc.keep {
+			keep[k] = true
+		}
+		es, err := trimChannel(g, keep)
+		var got []string
+		for _, e := range es {
+			s := e.Name
+			if e.Replaces != "" {
+				s += " <" + e.Replaces
+			}
+			for _, sk := range e.Skips {
+				s += " ~" + sk
+			}
+			got = append(got, s)
+		}
+		if err != nil || strings.Join(got, " | ") != tc.want {
+			t.Errorf("keep %v: %q %v, want %q", tc.keep, strings.Join(got, " | "), err, tc.want)
+		}
+	}
+}
+
+func TestFilterErrors(t *testing.T) {
+	for _, tc := range []struct{ conf, want string }{
+		{`{packages: [{name: nope}]}`, `package "nope" is not in the catalog`},
+		{`{packages: [{name: etcd, channels: [{name: alpha}]}]}`, `its default channel "stable" is filtered out: name one of the channels kept (alpha) as defaultChannel`},
+		{`{packages: [{name: etcd, defaultChannel: beta, channels: [{name: alpha}]}]}`, `defaultChannel "beta" is not one of the channels kept (alpha)`},
+		{`{packages: [{name: etcd, channels: [{name: beta}]}]}`, `package "etcd" has no channel "beta" (its channels: alpha, stable)`},
+		{`{packages: [{name: etcd, minVersion: 2.0.0}]}`, `no bundle between minVersion "2.0.0"`},
+		{`{packages: [{name: etcd, minVersion: 1.0.0, channels: [{name: alpha}]}]}`, "minVersion and maxVersion go on each channel"},
+		{`{packages: [{name: etcd, minVersion: x}]}`, `minVersion "x"`},
+		{`{packages: [{name: etcd, minVersion: 2.0.0, maxVersion: 1.0.0}]}`, "maxVersion 1.0.0 is lower than minVersion 2.0.0"},
+		{`{packages: [{name: etcd}, {name: etcd}]}`, `package "etcd" is listed twice`},
+		{`{pakages: []}`, `unknown field "pakages"`},
+		{`{schema: olm.other}`, `unknown schema "olm.other"`},
+	} {
+		_, err := filterEntries(t, tc.conf)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.conf, err, tc.want)
+		}
+	}
+	// Nothing is written when the filter fails.
+	out := filepath.Join(t.TempDir(), "out")
+	c, _ := ParseFilterConfig([]byte(`{packages: [{name: nope}]}`))
+	if err := (Filter{Ref: "../../testdata/updates", Config: c, Sources: DirResolver{}, OutputDir: out}).Run(context.Background()); err == nil {
+		t.Fatal("no error")
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("output written after a failure: %v", err)
+	}
+}
+
+// TestFilterRealCatalogs filters every valid real test catalog in many ways
+// (heads, full, and from each version of each default channel); Filter
+// checks that each result validates before it returns, so an invalid
+// result fails here.
+func TestFilterRealCatalogs(t *testing.T) {
+	root := "../../testdata/catalogs"
+	dirs, _ := os.ReadDir(root)
+	runs := 0
+	for _, d := range dirs {
+		dir := filepath.Join(root, d.Name())
+		res, err := Validate{FS: os.DirFS(dir), SkipSchema: true}.Run(context.Background())
+		if err != nil || !res.Passed() {
+			continue
+		}
+		confs := []string{`{}`, `full: true`}
+		for name, pkg := range res.Model {
+			if pkg.DefaultChannel == nil {
+				continue
+			}
+			// The oldest, a middle and the newest version: enough to cut
+			// the graph at its ends and inside.
+			var vs []string
+			for _, b := range pkg.DefaultChannel.Bundles {
+				vs = append(vs, b.Version.String())
+			}
+			slices.SortFunc(vs, func(a, b string) int { return semver.MustParse(a).Compare(semver.MustParse(b)) })
+			vs = slices.Compact([]string{vs[0], vs[len(vs)/2], vs[len(vs)-1]})
+			for _, v := range vs {
+				confs = append(confs, fmt.Sprintf(`{packages: [{name: %q, minVersion: %q}]}`, name, v),
+					fmt.Sprintf(`{full: true, packages: [{name: %q, maxVersion: %q}]}`, name, v))
+			}
+		}
+		for _, conf := range confs {
+			c, err := ParseFilterConfig([]byte(conf))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			if err := (Filter{Ref: dir, Config: c, Sources: DirResolver{}, Out: &out}).Run(context.Background()); err != nil {
+				t.Errorf("%s %s: %v", d.Name(), conf, err)
+			}
+			runs++
+		}
+	}
+	if runs < 50 {
+		t.Fatalf("only %d filters ran", runs)
+	}
+	t.Logf("%d filtered catalogs validated", runs)
+}
