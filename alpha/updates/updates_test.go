@@ -205,3 +205,48 @@ func TestResolveFrom(t *testing.T) {
 		}
 	}
 }
+
+// TestOLMSortChannelCases are the cases of operator-lifecycle-manager's
+// TestSortChannel (pkg/controller/registry/resolver/resolver_test.go),
+// restated: the order OLM gives, or its error.
+func TestOLMSortChannelCases(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		entries []entry
+		order   []string
+		err     string
+	}{
+		{"wrinkle-free", []entry{{name: "b"}, {name: "a", replaces: "b"}}, []string{"a", "b"}, ""},
+		{"replacement cycle without head", []entry{{name: "a", replaces: "b"}, {name: "b", replaces: "a"}}, nil,
+			`no channel heads (entries not replaced by another entry) found in channel "stable" of package "p"`},
+		{"replacement cycle below the head", []entry{{name: "a", replaces: "b"}, {name: "b", replaces: "c"}, {name: "c", replaces: "b"}}, nil,
+			`a cycle exists in the chain of replacement beginning with "a" in channel "stable" of package "p"`},
+		{"skipped and replaced entry omitted", []entry{{name: "a", replaces: "b", skips: []string{"b"}}, {name: "b"}}, []string{"a"}, ""},
+		{"skipped entry omitted", []entry{{name: "a", replaces: "b", skips: []string{"c"}}, {name: "b", replaces: "c"}, {name: "c"}}, []string{"a", "b"}, ""},
+		{"two replaces chains", []entry{{name: "a"}, {name: "b", replaces: "c"}, {name: "c"}}, nil,
+			`channel "stable" of package "p" has 2 heads (a, b): OLM needs a single replacement chain to order its entries and resolves no update in it`},
+		// TestSolveOperators_WithSkipsAndStartingCSV's test-package.
+		{"skips across the chain", []entry{
+			{name: "v1", version: "1.0.0"},
+			{name: "v2", version: "2.0.0", replaces: "v1"},
+			{name: "v3", version: "3.0.0", replaces: "v2"},
+			{name: "v4", version: "4.0.0", replaces: "v3", skips: []string{"v3"}},
+			{name: "v5", version: "5.0.0", replaces: "v4", skips: []string{"v2", "v3", "v4"}},
+			{name: "v6", version: "6.0.0", replaces: "v5"},
+		}, []string{"v6", "v5", "v1"}, ""},
+	} {
+		g, err := NewGraph(channel(t, tc.entries...))
+		switch {
+		case tc.err != "":
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("%s: error %v, want %q", tc.name, err, tc.err)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		default:
+			if got := names(g.Order); !reflect.DeepEqual(got, tc.order) {
+				t.Errorf("%s: order %v, want %v", tc.name, got, tc.order)
+			}
+		}
+	}
+}
