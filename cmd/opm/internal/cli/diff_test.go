@@ -59,3 +59,28 @@ check failed: 1 violation(s)
 		}
 	}
 }
+
+// TestDiffRealHistory runs the check over four published versions of a
+// real catalog (testdata/diff/history/README.md): the release of
+// kubecost-operator.v2.8.0 passes, its withdrawal fails (the head goes
+// back and clusters on v2.8.0 are stranded), its return passes.
+func TestDiffRealHistory(t *testing.T) {
+	dir := filepath.Join(goldenRoot, "diff", "history", "kubecost-operator")
+	versions := []string{"1-14b353aa2", "2-5b36987dd", "3-4f52f63f1", "4-09c2613c2"}
+	wantCode := []int{0, 1, 0}
+	wantRules := []string{"", "head-downgrade:kubecost-operator.v2.7.2 stranded:kubecost-operator.v2.8.0", ""}
+	for i := range wantCode {
+		code, out, errOut := run(t, "alpha", "diff", filepath.Join(dir, versions[i]), filepath.Join(dir, versions[i+1]), "--check", "-o", "json")
+		var rep diffReport
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("%s → %s: %v (%s)", versions[i], versions[i+1], err, errOut)
+		}
+		var rules []string
+		for _, v := range rep.Violations {
+			rules = append(rules, v.Rule+":"+v.Bundle)
+		}
+		if code != wantCode[i] || strings.Join(rules, " ") != wantRules[i] {
+			t.Errorf("%s → %s: exit %d, violations %q; want %d, %q", versions[i], versions[i+1], code, rules, wantCode[i], wantRules[i])
+		}
+	}
+}
