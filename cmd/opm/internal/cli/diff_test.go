@@ -2,9 +2,12 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fastopm/fastopm/internal/imagetest"
 )
 
 func TestDiff(t *testing.T) {
@@ -82,5 +85,31 @@ func TestDiffRealHistory(t *testing.T) {
 		if code != wantCode[i] || strings.Join(rules, " ") != wantRules[i] {
 			t.Errorf("%s → %s: exit %d, violations %q; want %d, %q", versions[i], versions[i+1], code, rules, wantCode[i], wantRules[i])
 		}
+	}
+}
+
+// TestDiffAndFilterImages: the old catalog as an image in a registry, the
+// new one a directory; and a filter of the image.
+func TestDiffAndFilterImages(t *testing.T) {
+	old, new := filepath.Join(goldenRoot, "updates"), filepath.Join(goldenRoot, "diff", "new")
+	reg := imagetest.Registry(t)
+	ref := reg + "/catalog:v1"
+	imagetest.Push(t, ref, imagetest.Image(t, map[string]string{"operators.operatorframework.io.index.configs.v1": "/configs"},
+		imagetest.LayerFromDir(t, old, "configs")))
+	_, want, _ := run(t, "alpha", "diff", old, new, "--check", "-o", "json")
+	code, got, errOut := run(t, "--use-http", "alpha", "diff", ref, new, "--check", "-o", "json")
+	got = strings.Replace(got, ref, old, 1)
+	if code != 1 || got != want {
+		t.Errorf("diff of an image: exit %d, %s\n%s\nwant\n%s", code, errOut, got, want)
+	}
+
+	conf := filepath.Join(t.TempDir(), "filter.yaml")
+	if err := os.WriteFile(conf, []byte("full: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, want, _ = run(t, "alpha", "filter", old, "--config", conf)
+	code, got, errOut = run(t, "--use-http", "alpha", "filter", ref, "--config", conf)
+	if code != 0 || got != want || !strings.Contains(got, `"etcdoperator.v0.9.5"`) {
+		t.Errorf("filter of an image: exit %d, %s\n%s\nwant\n%s", code, errOut, got, want)
 	}
 }
