@@ -2,10 +2,10 @@
 // server for ConfigMaps (internal/kubetest) and prints what the server
 // stored. It records upstream opm's `alpha bundle extract` goldens:
 //
-//	go run ./hack/kubefake [-seed cm.json]... [-tls] [-token T] -- \
+//	go run ./hack/kubefake [-seed cm.json]... [-env K=V]... [-tls] [-token T] -- \
 //	    /tmp/upstream/opm alpha bundle extract -k {kubeconfig} -m DIR/ -n ns -c name
 //
-// {kubeconfig} in the command is replaced by the path of a kubeconfig for
+// {kubeconfig} in the command and in -env values is replaced by the path of a kubeconfig for
 // the server. KUBECONFIG is removed from the command's environment (opm
 // prefers it to -k). The command's stdout and stderr pass through to
 // kubefake's stderr, followed by a line "exit N" and, with -requests, one
@@ -38,19 +38,21 @@ func main() {
 		token    = flag.String("token", "", "require this bearer token (and put it in the kubeconfig)")
 		requests = flag.Bool("requests", false, "print each request's method, path and content types to stderr")
 	)
+	var env seeds
 	flag.Var(&seed, "seed", "a ConfigMap (JSON file) stored before the command runs; repeatable")
+	flag.Var(&env, "env", "K=V: an environment variable of the command ({kubeconfig} replaced); repeatable")
 	flag.Parse()
 	if flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: kubefake [-seed FILE]... [-tls] [-token T] [-requests] -- COMMAND [ARG]...")
 		os.Exit(2)
 	}
-	if err := run(seed, *useTLS, *token, *requests, flag.Args()); err != nil {
+	if err := run(seed, env, *useTLS, *token, *requests, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "kubefake:", err)
 		os.Exit(1)
 	}
 }
 
-func run(seed []string, useTLS bool, token string, showRequests bool, args []string) error {
+func run(seed, env []string, useTLS bool, token string, showRequests bool, args []string) error {
 	s := kubetest.New()
 	s.Token = token
 	for _, f := range seed {
@@ -89,6 +91,9 @@ func run(seed []string, useTLS bool, token string, showRequests bool, args []str
 		if !strings.HasPrefix(e, "KUBECONFIG=") {
 			cmd.Env = append(cmd.Env, e)
 		}
+	}
+	for _, e := range env {
+		cmd.Env = append(cmd.Env, strings.ReplaceAll(e, "{kubeconfig}", kc))
 	}
 	code := 0
 	if err := cmd.Run(); err != nil {

@@ -197,6 +197,12 @@ func (*overError) Error() string { return "over the data limit" }
 func open(path string) (*os.File, error) {
 	st, err := os.Stat(path)
 	if err != nil {
+		// Report what opening it reports ("open PATH: ..."), as upstream.
+		f, oerr := os.Open(path)
+		if oerr != nil {
+			return nil, oerr
+		}
+		f.Close()
 		return nil, err
 	}
 	if st.IsDir() {

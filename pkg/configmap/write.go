@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 )
 
 // maxAttempts bounds the writes Write retries after a conflict.
@@ -25,11 +24,10 @@ const maxAttempts = 5
 // gets it again and retries, up to 5 writes in all.
 //
 // Nothing is written when the bundle cannot be read.
-func Write(ctx context.Context, client corev1client.ConfigMapsGetter, namespace, name string, read func() (*Content, error), sourceImage string, log Logger) error {
+func Write(ctx context.Context, cms ConfigMaps, namespace, name string, read func() (*Content, error), sourceImage string, log Logger) error {
 	if log == nil {
 		log = func(string, string, ...string) {}
 	}
-	cms := client.ConfigMaps(namespace)
 	cm, create, err := current(ctx, cms, namespace, name)
 	if err != nil {
 		return err
@@ -59,7 +57,7 @@ func Write(ctx context.Context, client corev1client.ConfigMapsGetter, namespace,
 }
 
 // current gets the ConfigMap, or a new one to create when there is none.
-func current(ctx context.Context, cms corev1client.ConfigMapInterface, namespace, name string) (*corev1.ConfigMap, bool, error) {
+func current(ctx context.Context, cms ConfigMaps, namespace, name string) (*corev1.ConfigMap, bool, error) {
 	cm, err := cms.Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}, true, nil
