@@ -56,7 +56,8 @@ func RESTConfig(o ConfigOptions) (*rest.Config, error) {
 		cfg, err = InCluster(getenv, o.ServiceAccountDir, log)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("Cannot load config for REST client: %v", err) //nolint:staticcheck // ST1005: upstream's wording
+		//lint:ignore ST1005 upstream's wording, which scripts may match
+		return nil, fmt.Errorf("Cannot load config for REST client: %v", err)
 	}
 	return cfg, nil
 }

@@ -74,7 +74,14 @@ func goldenCatalogs(t *testing.T) []string {
 	}
 	var names []string
 	for _, d := range dirs {
-		names = append(names, filepath.Base(d))
+		// Only the goldens of a catalog (others are a command's, such
+		// as bundle-extract).
+		if _, err := os.Stat(filepath.Join(goldenRoot, "catalogs", filepath.Base(d))); err == nil {
+			names = append(names, filepath.Base(d))
+		}
+	}
+	if len(names) == 0 {
+		t.Fatalf("no golden catalogs in %s", goldenRoot)
 	}
 	return names
 }
