@@ -5,8 +5,9 @@
 // ConfigMap's annotations.
 //
 // The rules are upstream's (operator-registry pkg/configmap): see Read and
-// Apply. The ConfigMap is read and written through client-go's typed
-// CoreV1 client (Write).
+// Apply. Write gets and updates the ConfigMap through client-go (Client:
+// its REST client with a core/v1-only scheme; RESTConfig: a kubeconfig or
+// the in-cluster configuration).
 package configmap
 
 import (
