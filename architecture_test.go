@@ -25,7 +25,7 @@ var layers = [][]string{
 	// The upgrade graph and its rules.
 	{"alpha/model"},
 	// Infrastructure over the format and the model.
-	{"pkg/schema", "pkg/bundle", "pkg/image", "pkg/catalogimage", "pkg/registry", "pkg/cache", "pkg/server", "alpha/updates"},
+	{"pkg/schema", "pkg/bundle", "pkg/image", "pkg/catalogimage", "pkg/registry", "pkg/cache", "pkg/server", "alpha/updates", "pkg/configmap"},
 	// One use case per command.
 	{"alpha/action/migrations", "alpha/action"},
 	// The binaries.

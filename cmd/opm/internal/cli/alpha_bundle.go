@@ -23,6 +23,7 @@ func newAlphaBundleCmd(s Streams) *cobra.Command {
 		},
 	}
 	cmd.AddCommand(newBundleUnpackCmd(s))
+	cmd.AddCommand(newBundleExtractCmd(s))
 	return cmd
 }
 
