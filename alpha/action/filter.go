@@ -1,7 +1,6 @@
 package action
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -172,11 +171,26 @@ func (f Filter) Run(ctx context.Context) error {
 	if format == "" {
 		format = declcfg.FormatJSON
 	}
-	files, err := splitByPackage(cfg, format)
-	if err != nil {
-		return err
+	// The result must be a valid catalog before anything is written: the
+	// files of the directory, or the stream, are validated as they are.
+	var files map[string][]byte
+	if f.OutputDir != "" {
+		if files, err = splitByPackage(cfg, format); err != nil {
+			return err
+		}
+	} else {
+		for i := range cfg.Bundles {
+			declcfg.PrepareForRender(&cfg.Bundles[i])
+		}
+		var stream appendWriter
+		if err := cfg.WriteTo(&stream, format); err != nil {
+			return err
+		}
+		files = map[string][]byte{}
+		if len(stream) > 0 {
+			files["catalog."+string(format)] = stream
+		}
 	}
-	// The result must be a valid catalog before anything is written.
 	mem := fstest.MapFS{}
 	for p, b := range files {
 		mem[p] = &fstest.MapFile{Data: b, Mode: 0o644}
@@ -191,12 +205,16 @@ func (f Filter) Run(ctx context.Context) error {
 	if f.OutputDir != "" {
 		return writeTree(f.OutputDir, files)
 	}
-	var buf bytes.Buffer
-	if err := cfg.WriteTo(&buf, format); err != nil {
-		return err
-	}
-	_, err = f.Out.Write(buf.Bytes())
+	_, err = f.Out.Write(files["catalog."+string(format)])
 	return err
+}
+
+// appendWriter collects what is written to it.
+type appendWriter []byte
+
+func (w *appendWriter) Write(p []byte) (int, error) {
+	*w = append(*w, p...)
+	return len(p), nil
 }
 
 // planFilter decides, from the model, what each kept package keeps.
