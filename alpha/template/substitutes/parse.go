@@ -104,21 +104,35 @@ var errStop = errors.New("stop")
 
 func firstYAML(data []byte) ([]byte, error) {
 	var (
-		doc   []byte
+		doc   canonjson.YAMLDoc
 		found bool
 	)
 	err := canonjson.SplitYAML(data, func(d canonjson.YAMLDoc) error {
-		doc, found = d.Data, true
+		doc, found = d, true
 		return errStop
 	})
-	if err != nil && !errors.Is(err, errStop) {
+	var le *canonjson.LineError
+	switch {
+	case err == nil, errors.Is(err, errStop):
+	case errors.Is(err, canonjson.ErrBadSeparator) && errors.As(err, &le):
+		// Upstream's words: what follows the "---".
+		line := strings.Split(string(data), "\n")[le.Line-1]
+		return nil, fmt.Errorf("invalid Yaml document separator: %s", strings.TrimSpace(strings.TrimSuffix(line, "\r")[3:]))
+	default:
 		return nil, err
 	}
 	if !found {
 		return nil, io.EOF
 	}
-	js, err := canonjson.FromYAML(nil, doc)
+	js, err := canonjson.FromYAML(nil, doc.Data)
 	if err != nil {
+		if doc.Line > 1 {
+			// The document follows a "---" line, which upstream's reader
+			// keeps as its first line: count lines from there.
+			if _, err2 := canonjson.FromYAML(nil, append([]byte("---\n"), doc.Data...)); err2 != nil {
+				err = err2
+			}
+		}
 		return nil, fmt.Errorf("error converting YAML to JSON: %w", err)
 	}
 	if string(js) == "null" {

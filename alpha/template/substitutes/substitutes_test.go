@@ -182,6 +182,8 @@ func TestParseErrors(t *testing.T) {
 		{"json syntax", `{"schema": "olm.template.substitutes", "entries": [,]}`, pre + `decoding template schema: json: offset 52: invalid character ',' looking for beginning of value`},
 		{"json syntax, no yaml either", `{"schema": olm.template.substitutes, "x": [}`, pre + `decoding template schema: json: offset 12: invalid character 'o' looking for beginning of value`},
 		{"yaml syntax", "schema: olm.template.substitutes\nentries: [\n", pre + "decoding template schema: error converting YAML to JSON: yaml: line 2: did not find expected node content"},
+		{"yaml syntax after a separator", "---\nschema: olm.template.substitutes\nentries: [\n", pre + "decoding template schema: error converting YAML to JSON: yaml: line 3: did not find expected node content"},
+		{"bad separator", "schema: olm.template.substitutes\n--- x\n", pre + "decoding template schema: invalid Yaml document separator: x"},
 		{"list", "- a\n- b\n", pre + "unmarshalling template: json: cannot unmarshal array into Go value of type substitutes.SubstitutesTemplateData"},
 		{"scalar", "hello\n", pre + "unmarshalling template: json: cannot unmarshal string into Go value of type substitutes.SubstitutesTemplateData"},
 		{"schema type", "schema: 5\n", pre + "unmarshalling template: json: cannot unmarshal number into Go struct field SubstitutesTemplateData.schema of type string"},
