@@ -26,6 +26,8 @@ var layers = [][]string{
 	{"alpha/model"},
 	// Infrastructure over the format and the model.
 	{"pkg/schema", "pkg/bundle", "pkg/image", "pkg/catalogimage", "pkg/registry", "pkg/cache", "pkg/server", "alpha/updates", "pkg/configmap"},
+	// The substitutes catalog template.
+	{"alpha/template/substitutes"},
 	// One use case per command.
 	{"alpha/action/migrations", "alpha/action"},
 	// The binaries.

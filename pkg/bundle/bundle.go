@@ -20,7 +20,8 @@
 //     from the annotations; its image is the optional image reference
 //     template's output ({{.Package}}, {{.Name}}, {{.Version}}), else empty.
 //   - Properties: olm.package (packageName from the annotations, version
-//     from spec.version), one olm.gvk per version of every CRD of the bundle
+//     from spec.version, release from spec.release when set: a string, or
+//     a number as upstream prints it), one olm.gvk per version of every CRD of the bundle
 //     and per owned APIService, olm.gvk.required per required CRD and
 //     APIService and per olm.gvk dependency, olm.package.required per
 //     olm.package dependency, other dependencies and the properties of
@@ -398,7 +399,11 @@ func (r *renderer) bundleProperties() ([]property.Property, error) {
 		if err != nil {
 			return nil, r.fail(r.csv.file, ErrInvalidCSV, err)
 		}
-		v, err := marshalValue(property.Package{PackageName: pkg, Version: version})
+		release, err := r.csv.Release()
+		if err != nil {
+			return nil, r.fail(r.csv.file, ErrInvalidCSV, err)
+		}
+		v, err := marshalValue(property.Package{PackageName: pkg, Version: version, Release: release})
 		if err != nil {
 			return nil, r.fail(r.csv.file, ErrInvalidCSV, err)
 		}
@@ -471,7 +476,7 @@ func (r *renderer) properties(bundleProps []property.Property) ([]property.Prope
 			if err := json.Unmarshal(p.Value, &v); err != nil {
 				return nil, r.fail(propFile(), ErrInvalidProperty, property.ParseError{Idx: i, Typ: p.Type, Err: err})
 			}
-			val, err := marshalValue(property.Package{PackageName: v.PackageName, Version: v.Version})
+			val, err := marshalValue(property.Package{PackageName: v.PackageName, Version: v.Version, Release: v.Release})
 			if err != nil {
 				return nil, r.fail(propFile(), ErrInvalidProperty, err)
 			}
@@ -538,7 +543,11 @@ func (r *renderer) properties(bundleProps []property.Property) ([]property.Prope
 		props = append(props, property.Property{Type: property.TypeBundleObject, Value: val})
 	}
 	if pkgProp == nil {
-		val, err := marshalValue(property.Package{PackageName: r.md.annotations.PackageName, Version: version})
+		release, err := r.csv.Release()
+		if err != nil {
+			return nil, r.fail(r.csv.file, ErrInvalidCSV, fmt.Errorf("get release: %w", err))
+		}
+		val, err := marshalValue(property.Package{PackageName: r.md.annotations.PackageName, Version: version, Release: release})
 		if err != nil {
 			return nil, r.fail(r.csv.file, ErrInvalidCSV, err)
 		}
