@@ -436,10 +436,6 @@ func collectFiltered(ctx context.Context, fsys fs.FS, plans map[string]*filterPl
 				return nil
 			}
 			t.Entries = kept
-		case *declcfg.Bundle:
-			if err := LoadBundleObjects(t); err != nil {
-				return err
-			}
 		}
 		mu.Lock()
 		cfg.Add(v)
