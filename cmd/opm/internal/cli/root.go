@@ -88,6 +88,7 @@ func New(s Streams) *cobra.Command {
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	alpha.AddCommand(newAlphaBundleCmd(s))
+	alpha.AddCommand(newListCmd(s, &g), newRenderGraphCmd(s, &g))
 	root.AddCommand(
 		newRenderCmd(s, &g),
 		newValidateCmd(s, &g),
