@@ -1,6 +1,7 @@
 package action
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/fastopm/fastopm/alpha/declcfg"
 	"github.com/fastopm/fastopm/alpha/model"
+	"github.com/fastopm/fastopm/alpha/property"
+	"github.com/fastopm/fastopm/pkg/canonjson"
 	"github.com/fastopm/fastopm/pkg/csv"
 )
 
@@ -239,19 +242,39 @@ func (l List) load(ctx context.Context, displayNames bool) (model.Model, map[bun
 	return m, names, nil
 }
 
-// displayName returns spec.displayName of the bundle's CSV, or "" when it
-// has none or the CSV does not decode as upstream's typed CSV.
+// displayName returns spec.displayName of the bundle's CSV (its first
+// olm.bundle.object that is a ClusterServiceVersion, as upstream's loader
+// picks it), or "" when it has none or the CSV does not decode as
+// upstream's typed CSV. Objects that do not mention the kind are skipped
+// unread: they cannot be the CSV (and the model reports broken ones).
 func displayName(b *declcfg.Blob) string {
+	if !bytes.Contains(b.JSON, []byte(property.TypeBundleObject)) {
+		return ""
+	}
 	bd, err := declcfg.DecodeBundle(b.JSON)
 	if err != nil {
 		return ""
 	}
-	if err := LoadBundleObjects(&bd); err != nil || bd.CsvJSON == "" {
-		return ""
+	var (
+		buf []byte
+		c   canonjson.Canonicalizer
+	)
+	for _, p := range bd.Properties {
+		if p.Type != property.TypeBundleObject {
+			continue
+		}
+		if buf, err = property.BundleObjectData(buf[:0], p.Value); err != nil || !bytes.Contains(buf, []byte(property.CSVKind)) {
+			continue
+		}
+		js, err := property.ManifestJSON(buf)
+		if err != nil || !property.IsCSV(js, &c) {
+			continue
+		}
+		cv, err := csv.Parse(js)
+		if err != nil {
+			return ""
+		}
+		return cv.Spec.DisplayName
 	}
-	c, err := csv.Parse([]byte(bd.CsvJSON))
-	if err != nil {
-		return ""
-	}
-	return c.Spec.DisplayName
+	return ""
 }
