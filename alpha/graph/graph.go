@@ -155,8 +155,9 @@ func invalid(schema string, err error) error {
 func (bld *Builder) AddConfig(cfg *declcfg.DeclarativeConfig) {
 	bld.NextCatalog()
 	bld.mu.Lock()
+	defer bld.NextCatalog()
+	defer bld.mu.Unlock()
 	cat := bld.catalog
-	bld.mu.Unlock()
 	for i := range cfg.Channels {
 		c := &cfg.Channels[i]
 		bld.chans = append(bld.chans, rec[*Channel]{&Channel{Package: c.Package, Name: c.Name, Entries: c.Entries}, cat, 0, i})
@@ -167,7 +168,6 @@ func (bld *Builder) AddConfig(cfg *declcfg.DeclarativeConfig) {
 	for i, d := range cfg.Deprecations {
 		bld.deps = append(bld.deps, rec[declcfg.Deprecation]{d, cat, 0, i})
 	}
-	bld.NextCatalog()
 }
 
 // version reads a bundle's version as upstream's render-graph does: every

@@ -65,7 +65,7 @@ func readListGraphCases(t *testing.T, dir string) []listGraphCase {
 // Their lines are compared as a multiset.
 var graphOrderVaries = map[string]func(name string) bool{
 	"fixture-olm-magiccatalog-duplicate-package": func(name string) bool { return strings.HasPrefix(name, "render-graph") },
-	"graph-edge-cases": func(name string) bool { return name == "render-graph" || name == "render-graph.v0" },
+	"graph-edge-cases":                           func(name string) bool { return name == "render-graph" || name == "render-graph.v0" },
 }
 
 func sortedLines(s string) string {
