@@ -23,7 +23,7 @@ var layers = [][]string{
 	// The file-based catalog format.
 	{"alpha/property", "alpha/declcfg"},
 	// The upgrade graph and its rules.
-	{"alpha/model"},
+	{"alpha/model", "alpha/graph"},
 	// Infrastructure over the format and the model.
 	{"pkg/schema", "pkg/bundle", "pkg/image", "pkg/catalogimage", "pkg/registry", "pkg/cache", "pkg/server", "alpha/updates", "pkg/configmap"},
 	// The substitutes catalog template.

@@ -1,0 +1,370 @@
+package cli
+
+import (
+	"bufio"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/fastopm/fastopm/internal/imagetest"
+	"github.com/fastopm/fastopm/pkg/image"
+)
+
+// listGraphGolden holds upstream's outputs of `alpha list` and `alpha
+// render-graph`, recorded by hack/recordgraph (see its README).
+var listGraphGolden = filepath.Join(goldenRoot, "list-graph", "golden")
+
+type listGraphCase struct {
+	name, compare string
+	exit          int
+	args          []string
+}
+
+func readListGraphCases(t *testing.T, dir string) []listGraphCase {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, "cases.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var cs []listGraphCase
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Split(sc.Text(), "\t")
+		if len(fields) != 4 {
+			t.Fatalf("%s: bad line %q", f.Name(), sc.Text())
+		}
+		code, err := strconv.Atoi(fields[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var args []string
+		for _, a := range strings.Fields(fields[3]) {
+			args = append(args, strings.ReplaceAll(a, "TESTDATA", goldenRoot))
+		}
+		cs = append(cs, listGraphCase{fields[0], fields[2], code, args})
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) == 0 {
+		t.Fatalf("%s has no cases", f.Name())
+	}
+	return cs
+}
+
+// graphOrderVaries tells the cases whose output upstream prints in an
+// order that varies from run to run (ours is fixed, see
+// docs/render-graph.md): a package with several channels of one name, and
+// "style" lines of deprecated channels of one name in several packages.
+// Their lines are compared as a multiset.
+var graphOrderVaries = map[string]func(name string) bool{
+	"fixture-olm-magiccatalog-duplicate-package": func(name string) bool { return strings.HasPrefix(name, "render-graph") },
+	"graph-edge-cases":                           func(name string) bool { return name == "render-graph" || name == "render-graph.v0" },
+}
+
+func sortedLines(s string) string {
+	l := strings.Split(s, "\n")
+	slices.Sort(l)
+	return strings.Join(l, "\n")
+}
+
+var linkStyleLine = regexp.MustCompile(`(?m)^linkStyle .*\n`)
+
+// TestListAndRenderGraphMatchUpstream runs every recorded case: the exit
+// code and stdout must be upstream's (for whole-catalog drawings with
+// --draw-v0-semantics, all but the linkStyle line, which
+// TestRenderGraphLinkStyleRule checks), and stderr must have upstream's
+// form and words.
+func TestListAndRenderGraphMatchUpstream(t *testing.T) {
+	dirs, err := filepath.Glob(filepath.Join(listGraphGolden, "*"))
+	if err != nil || len(dirs) < 10 {
+		t.Fatalf("golden directories: %v %v", dirs, err)
+	}
+	total := 0
+	for _, dir := range dirs {
+		cases := readListGraphCases(t, dir)
+		total += len(cases)
+		sums := map[string]string{}
+		if _, err := os.Stat(filepath.Join(dir, "sha256.txt")); err == nil {
+			sums = goldenDigests(t, dir)
+		}
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			t.Parallel()
+			for _, c := range cases {
+				code, out, errs := run(t, c.args...)
+				if code != c.exit {
+					t.Errorf("%s: exit %d, upstream %d (stderr %s)", c.name, code, c.exit, errs)
+				}
+				if c.compare == "nolinkstyle" {
+					out = linkStyleLine.ReplaceAllString(out, "")
+				}
+				if varies := graphOrderVaries[filepath.Base(dir)]; varies != nil && varies(c.name) {
+					// Compare the lines as a multiset.
+					want, err := os.ReadFile(filepath.Join(dir, c.name+".out"))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if sortedLines(out) != sortedLines(string(want)) {
+						t.Errorf("%s: stdout's lines differ from upstream's:\n%s\nwant:\n%s", c.name, out, want)
+					}
+				} else if want, ok := sums[c.name+".out"]; ok {
+					if got := digest([]byte(out)); got != want {
+						dumpOutput(t, filepath.Base(dir)+"."+c.name+".out", out)
+						t.Errorf("%s: stdout differs from upstream's (sha256 %s, want %s)", c.name, got, want)
+					}
+				} else {
+					want, err := os.ReadFile(filepath.Join(dir, c.name+".out"))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if isHelp(c.name) {
+						compareStderr(t, c.name, out, string(want))
+					} else if out != string(want) {
+						t.Errorf("%s: stdout differs from upstream's:\n%s\nwant:\n%s", c.name, out, want)
+					}
+				}
+				want, err := os.ReadFile(filepath.Join(dir, c.name+".err"))
+				if os.IsNotExist(err) {
+					if errs != "" {
+						t.Errorf("%s: stderr %q, upstream's is empty", c.name, errs)
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				compareStderr(t, c.name, normalizeStderr(strings.ReplaceAll(errs, goldenRoot, "TESTDATA")), string(want))
+			}
+		})
+	}
+	if total < 300 {
+		t.Errorf("only %d cases", total)
+	}
+}
+
+var (
+	logrusFatalRE = regexp.MustCompile(`^time="[^"]*" level=(\w+) msg=(.*)$`)
+	stdLogRE      = regexp.MustCompile(`^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d (.*)$`)
+	spacesRE      = regexp.MustCompile(` +`)
+)
+
+// normalizeStderr is hack/recordgraph's normalization: logrus lines become
+// "logrus <level>: <message>", standard logger lines "stdlog: <message>".
+func normalizeStderr(s string) string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimSuffix(s, "\n"), "\n") {
+		if m := logrusFatalRE.FindStringSubmatch(l); m != nil {
+			l = "logrus " + m[1] + ": " + m[2]
+		} else if m := stdLogRE.FindStringSubmatch(l); m != nil {
+			l = "stdlog: " + m[1]
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n") + "\n"
+}
+
+// compareStderr checks our normalized stderr against upstream's: the same
+// lines, in the same form, except that (1) a log message may say more
+// than upstream's (a file and line in front, an explanation after) as long
+// as upstream's words are in it, and (2) usage and help text may list our
+// additional flags (--max-catalog-file-size, render-graph's -o), which
+// also widens pflag's columns: flag lines are compared with runs of
+// spaces collapsed.
+func compareStderr(t *testing.T, name, got, want string) {
+	t.Helper()
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	gi := 0
+	for _, wl := range w {
+		for gi < len(g) && isOurFlagLine(g[gi]) && !isOurFlagLine(wl) {
+			gi++
+		}
+		if gi >= len(g) {
+			t.Errorf("%s: stderr ends before upstream's line %q:\n%s", name, wl, got)
+			return
+		}
+		gl := g[gi]
+		gi++
+		switch {
+		case gl == wl:
+		case strings.HasPrefix(wl, "logrus ") || strings.HasPrefix(wl, "stdlog: "):
+			form, msg, _ := strings.Cut(wl, ": ")
+			gform, gmsg, _ := strings.Cut(gl, ": ")
+			if form != gform || !strings.Contains(unquoteLog(gmsg), unquoteLog(msg)) {
+				t.Errorf("%s: stderr line %q, upstream's %q", name, gl, wl)
+			}
+		case spacesRE.ReplaceAllString(gl, " ") == spacesRE.ReplaceAllString(wl, " "):
+		default:
+			t.Errorf("%s: stderr line %q, upstream's %q\nours:\n%s", name, gl, wl, got)
+			return
+		}
+	}
+	for ; gi < len(g); gi++ {
+		if g[gi] != "" && !isOurFlagLine(g[gi]) {
+			t.Errorf("%s: extra stderr line %q", name, g[gi])
+		}
+	}
+}
+
+// isHelp tells the cases whose stdout is help text.
+func isHelp(name string) bool {
+	return strings.HasSuffix(name, "-help") || name == "list-no-subcommand"
+}
+
+func isOurFlagLine(l string) bool {
+	return strings.Contains(l, "--max-catalog-file-size") || strings.Contains(l, "-o, --output string")
+}
+
+func unquoteLog(s string) string {
+	if u, err := strconv.Unquote(s); err == nil {
+		return u
+	}
+	return s
+}
+
+// TestRenderGraphLinkStyleRule checks our linkStyle line of whole-catalog
+// drawings with --draw-v0-semantics against the documented rule: the
+// marked edges are those upstream marks when it draws each package alone
+// (-p, whose output equals upstream's, linkStyle included, by the golden
+// test), numbered by their position in the whole text.
+func TestRenderGraphLinkStyleRule(t *testing.T) {
+	dirs, _ := filepath.Glob(filepath.Join(listGraphGolden, "*"))
+	checked := 0
+	for _, dir := range dirs {
+		var whole []string
+		pkgs := map[string][]string{}
+		for _, c := range readListGraphCases(t, dir) {
+			switch {
+			case c.name == "render-graph.v0" && c.exit == 0:
+				whole = c.args
+			case strings.HasPrefix(c.name, "render-graph@") && strings.HasSuffix(c.name, ".v0") && c.exit == 0:
+				pkg := strings.TrimSuffix(strings.TrimPrefix(c.name, "render-graph@"), ".v0")
+				pkgs[pkg] = c.args
+			}
+		}
+		if whole == nil {
+			continue
+		}
+		_, out, _ := run(t, whole...)
+		offsets := map[string]int{}
+		edges := 0
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "  subgraph \"") {
+				offsets[strings.Trim(strings.TrimPrefix(l, "  subgraph "), `"`)] = edges
+			}
+			if strings.Contains(l, "-->") {
+				edges++
+			}
+		}
+		var want []string
+		for _, pkg := range slices.Sorted(maps.Keys(offsets)) {
+			args, ok := pkgs[pkg]
+			if !ok {
+				t.Fatalf("%s: no -p case for package %s", dir, pkg)
+			}
+			_, pout, _ := run(t, args...)
+			for _, id := range linkStyleIDs(pout) {
+				n, _ := strconv.Atoi(id)
+				want = append(want, strconv.Itoa(n+offsets[pkg]))
+			}
+		}
+		got := linkStyleIDs(out)
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Errorf("%s: linkStyle %v, want %v", filepath.Base(dir), got, want)
+		}
+		if len(got) > 0 {
+			checked++
+		}
+		if _, again, _ := run(t, whole...); again != out {
+			t.Errorf("%s: two runs differ", filepath.Base(dir))
+		}
+	}
+	if checked < 3 {
+		t.Errorf("only %d catalogs with marked edges", checked)
+	}
+}
+
+func linkStyleIDs(out string) []string {
+	m := regexp.MustCompile(`(?m)^linkStyle (\S+) `).FindStringSubmatch(out)
+	if m == nil {
+		return nil
+	}
+	return strings.Split(m[1], ",")
+}
+
+// TestListAndRenderGraphImages lists and draws catalog images held in an
+// in-process registry: the output equals that of the image's directory.
+func TestListAndRenderGraphImages(t *testing.T) {
+	isolateCredentials(t)
+	host := imagetest.Registry(t)
+	catalogs := map[string]string{
+		"kube-descheduler-v4.12": goldenRoot + "/catalogs/kube-descheduler-v4.12",
+		"graph-edge-cases":       goldenRoot + "/list-graph/catalogs/graph-edge-cases",
+	}
+	for name, dir := range catalogs {
+		ref := host + "/catalogs/" + name + ":v1"
+		imagetest.Push(t, ref, imagetest.Image(t, map[string]string{image.ConfigsLabel: "/configs"},
+			imagetest.LayerFromDir(t, dir, "configs")))
+		_, pkgs, _ := run(t, "alpha", "list", "packages", dir)
+		firstPkg := strings.Fields(strings.Split(pkgs, "\n")[1])[0]
+		for _, args := range [][]string{
+			{"alpha", "list", "packages", "REF"},
+			{"alpha", "list", "channels", "REF"},
+			{"alpha", "list", "bundles", "REF"},
+			{"alpha", "list", "bundles", "REF", firstPkg},
+			{"alpha", "list", "bundles", "REF", "no-such-package"},
+			{"alpha", "render-graph", "REF"},
+			{"alpha", "render-graph", "REF", "--draw-v0-semantics"},
+			{"alpha", "render-graph", "REF", "-p", firstPkg, "--draw-v0-semantics"},
+			{"alpha", "render-graph", "REF", "--minimum-edge", "no-such-bundle"},
+		} {
+			withDir, withImage := slices.Clone(args), slices.Clone(args)
+			withDir[slices.Index(args, "REF")] = dir
+			withImage[slices.Index(args, "REF")] = ref
+			wantCode, want, wantErr := run(t, withDir...)
+			code, got, gotErr := run(t, withImage...)
+			if code != wantCode || got != want {
+				t.Errorf("%s %v: exit %d, want %d; stdout equal: %v\nstderr: %s", name, args, code, wantCode, got == want, gotErr)
+			}
+			if want == "" && wantCode == 0 {
+				t.Errorf("%s %v: empty output", name, args)
+			}
+			// Errors name the reference given; the rest is the same.
+			if strings.ReplaceAll(normalizeStderr(gotErr), ref, "REF") != strings.ReplaceAll(normalizeStderr(wantErr), dir, "REF") {
+				t.Errorf("%s %v: stderr %q, want %q", name, args, gotErr, wantErr)
+			}
+		}
+	}
+
+	// A bundle image is not an index.
+	bundleRef := host + "/bundles/hyperfoil:v0.26.0"
+	imagetest.Push(t, bundleRef, imagetest.BundleImage(t, smallBundle))
+	code, out, errs := run(t, "alpha", "list", "bundles", bundleRef)
+	if code != 1 || out != "" || normalizeStderr(errs) != "logrus fatal: "+strconv.Quote("cannot list non-index "+strconv.Quote(bundleRef))+"\n" {
+		t.Errorf("list of a bundle image: exit %d, %q, %q", code, out, errs)
+	}
+	code, out, errs = run(t, "alpha", "render-graph", bundleRef)
+	if code != 1 || out != "" || !strings.HasSuffix(errs, " render reference "+strconv.Quote(bundleRef)+": cannot render bundle image: not allowed\n") {
+		t.Errorf("render-graph of a bundle image: exit %d, %q, %q", code, out, errs)
+	}
+}
+
+// TestRenderGraphOutputFlag: -o takes mermaid (the default) and refuses
+// anything else before reading the catalog.
+func TestRenderGraphOutputFlag(t *testing.T) {
+	_, want, _ := run(t, "alpha", "render-graph", exampleCatalog)
+	for _, o := range []string{"mermaid"} {
+		if code, got, errs := run(t, "alpha", "render-graph", exampleCatalog, "-o", o); code != 0 || got != want {
+			t.Errorf("-o %s: exit %d, stderr %s", o, code, errs)
+		}
+	}
+	code, out, errs := run(t, "alpha", "render-graph", "does-not-exist/", "--output", "svg")
+	if code != 1 || out != "" || normalizeStderr(errs) != `stdlog: invalid --output value "svg", expected (mermaid)`+"\n" {
+		t.Errorf("-o svg: exit %d, %q, %q", code, out, errs)
+	}
+}
