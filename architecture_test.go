@@ -25,7 +25,7 @@ var layers = [][]string{
 	// The upgrade graph and its rules.
 	{"alpha/model", "alpha/graph"},
 	// Infrastructure over the format and the model.
-	{"pkg/schema", "pkg/bundle", "pkg/image", "pkg/catalogimage", "pkg/registry", "pkg/cache", "pkg/server", "alpha/updates", "pkg/configmap"},
+	{"pkg/schema", "pkg/bundle", "pkg/image", "pkg/catalogimage", "pkg/registry", "pkg/cache", "pkg/server", "alpha/updates", "pkg/configmap", "pkg/graphsvg"},
 	// The substitutes catalog template.
 	{"alpha/template/substitutes"},
 	// One use case per command.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fastopm/fastopm/alpha/declcfg"
 	"github.com/fastopm/fastopm/alpha/graph"
+	"github.com/fastopm/fastopm/pkg/graphsvg"
 )
 
 // RenderGraph draws the upgrade graph of one or more catalogs (directories
@@ -27,17 +28,42 @@ type RenderGraph struct {
 	MaxFileSize int64
 	// Options select what to draw and how.
 	Options graph.MermaidOptions
+	// Format is mermaid (upstream's text, the default), dot (Graphviz's
+	// language) or svg (a picture laid out by Graphviz, in process).
+	Format string
 }
 
-// Run writes the mermaid text to w. Nothing is written when a catalog
-// cannot be read or the selection fails.
+// The render-graph output formats.
+const (
+	GraphMermaid = "mermaid"
+	GraphDOT     = "dot"
+	GraphSVG     = "svg"
+)
+
+// Run writes the drawing to w. Nothing is written when a catalog cannot be
+// read or the selection fails.
 func (r RenderGraph) Run(ctx context.Context, w io.Writer) error {
 	g, err := LoadGraph(ctx, r.Refs, r.Sources, r.MaxFileSize)
 	if err != nil {
 		return err
 	}
 	var buf bytes.Buffer
-	if err := g.WriteMermaid(&buf, r.Options); err != nil {
+	switch r.Format {
+	case "", GraphMermaid:
+		err = g.WriteMermaid(&buf, r.Options)
+	case GraphDOT, GraphSVG:
+		err = g.WriteDOT(&buf, r.Options.Selection)
+		if err == nil && r.Format == GraphSVG {
+			var svg []byte
+			if svg, err = graphsvg.SVG(ctx, buf.Bytes()); err == nil {
+				buf.Reset()
+				buf.Write(svg)
+			}
+		}
+	default:
+		err = fmt.Errorf("unknown graph format %q", r.Format)
+	}
+	if err != nil {
 		return err
 	}
 	_, err = w.Write(buf.Bytes())

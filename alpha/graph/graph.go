@@ -34,6 +34,9 @@ type Graph struct {
 	Versions map[string]semver.Version
 	// Deprecations are every olm.deprecations blob, in load order.
 	Deprecations []declcfg.Deprecation
+	// DefaultChannels maps each package to the default channel of its
+	// first olm.package blob (for drawings that mark it; mermaid does not).
+	DefaultChannels map[string]string
 }
 
 // Channel is one olm.channel blob: its package, name and entries (in the
@@ -64,6 +67,7 @@ type Builder struct {
 	mu      sync.Mutex
 	catalog int
 	chans   []rec[*Channel]
+	pkgs    []rec[declcfg.Package]
 	bundles []rec[bundleVersion]
 	deps    []rec[declcfg.Deprecation]
 }
@@ -113,9 +117,13 @@ func (bld *Builder) AddBlob(b *declcfg.Blob) error {
 	bld.mu.Unlock()
 	switch b.Schema {
 	case declcfg.SchemaPackage:
-		if _, err := declcfg.DecodePackage(b.JSON); err != nil {
+		p, err := declcfg.DecodePackage(b.JSON)
+		if err != nil {
 			return invalid(b.Schema, err)
 		}
+		bld.mu.Lock()
+		bld.pkgs = append(bld.pkgs, rec[declcfg.Package]{declcfg.Package{Name: p.Name, DefaultChannel: p.DefaultChannel}, cat, b.File, b.Index})
+		bld.mu.Unlock()
 	case declcfg.SchemaChannel:
 		c, err := declcfg.DecodeChannel(b.JSON)
 		if err != nil {
@@ -158,6 +166,9 @@ func (bld *Builder) AddConfig(cfg *declcfg.DeclarativeConfig) {
 	defer bld.NextCatalog()
 	defer bld.mu.Unlock()
 	cat := bld.catalog
+	for i, p := range cfg.Packages {
+		bld.pkgs = append(bld.pkgs, rec[declcfg.Package]{declcfg.Package{Name: p.Name, DefaultChannel: p.DefaultChannel}, cat, 0, i})
+	}
 	for i := range cfg.Channels {
 		c := &cfg.Channels[i]
 		bld.chans = append(bld.chans, rec[*Channel]{&Channel{Package: c.Package, Name: c.Name, Entries: c.Entries}, cat, 0, i})
@@ -254,6 +265,13 @@ func (bld *Builder) Build() (*Graph, error) {
 	g.Deprecations = make([]declcfg.Deprecation, len(bld.deps))
 	for i, r := range bld.deps {
 		g.Deprecations[i] = r.v
+	}
+	slices.SortStableFunc(bld.pkgs, less)
+	g.DefaultChannels = make(map[string]string, len(bld.pkgs))
+	for _, r := range bld.pkgs {
+		if _, ok := g.DefaultChannels[r.v.Name]; !ok {
+			g.DefaultChannels[r.v.Name] = r.v.DefaultChannel
+		}
 	}
 	return g, nil
 }

@@ -354,17 +354,20 @@ func TestListAndRenderGraphImages(t *testing.T) {
 	}
 }
 
-// TestRenderGraphOutputFlag: -o takes mermaid (the default) and refuses
-// anything else before reading the catalog.
+// TestRenderGraphOutputFlag: -o takes mermaid (the default), dot and svg,
+// and refuses anything else before reading the catalog.
 func TestRenderGraphOutputFlag(t *testing.T) {
 	_, want, _ := run(t, "alpha", "render-graph", exampleCatalog)
-	for _, o := range []string{"mermaid"} {
-		if code, got, errs := run(t, "alpha", "render-graph", exampleCatalog, "-o", o); code != 0 || got != want {
-			t.Errorf("-o %s: exit %d, stderr %s", o, code, errs)
+	if code, got, errs := run(t, "alpha", "render-graph", exampleCatalog, "-o", "mermaid"); code != 0 || got != want {
+		t.Errorf("-o mermaid: exit %d, stderr %s", code, errs)
+	}
+	for o, prefix := range map[string]string{"dot": "digraph catalog {\n", "svg": "<?xml"} {
+		if code, got, errs := run(t, "alpha", "render-graph", exampleCatalog, "-o", o); code != 0 || !strings.HasPrefix(got, prefix) {
+			t.Errorf("-o %s: exit %d, stderr %s, output %.80q", o, code, errs, got)
 		}
 	}
-	code, out, errs := run(t, "alpha", "render-graph", "does-not-exist/", "--output", "svg")
-	if code != 1 || out != "" || normalizeStderr(errs) != `stdlog: invalid --output value "svg", expected (mermaid)`+"\n" {
-		t.Errorf("-o svg: exit %d, %q, %q", code, out, errs)
+	code, out, errs := run(t, "alpha", "render-graph", "does-not-exist/", "--output", "png")
+	if code != 1 || out != "" || normalizeStderr(errs) != `stdlog: invalid --output value "png", expected (mermaid|dot|svg)`+"\n" {
+		t.Errorf("-o png: exit %d, %q, %q", code, out, errs)
 	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -11,7 +12,7 @@ import (
 )
 
 // renderGraphFormats are the values of render-graph's --output.
-var renderGraphFormats = []string{"mermaid"}
+var renderGraphFormats = []string{action.GraphMermaid, action.GraphDOT, action.GraphSVG}
 
 // renderGraphExample is upstream's example text, byte for byte.
 const renderGraphExample = `
@@ -53,7 +54,7 @@ func newRenderGraphCmd(s Streams, g *globalOptions) *cobra.Command {
 		Example: renderGraphExample,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// Upstream reports every error through Go's standard logger.
-			if output != "mermaid" {
+			if !slices.Contains(renderGraphFormats, output) {
 				return &stdLogError{fmt.Errorf("invalid --output value %q, expected (%s)", output, strings.Join(renderGraphFormats, "|"))}
 			}
 			opts.Warn = func(msg string) { fmt.Fprintln(s.Err, msg) }
@@ -65,6 +66,7 @@ func newRenderGraphCmd(s Streams, g *globalOptions) *cobra.Command {
 				},
 				MaxFileSize: g.maxFileSize.limit(),
 				Options:     opts,
+				Format:      output,
 			}
 			if err := r.Run(cmd.Context(), s.Out); err != nil {
 				return &stdLogError{err}
@@ -76,6 +78,6 @@ func newRenderGraphCmd(s Streams, g *globalOptions) *cobra.Command {
 	f.StringVar(&opts.MinEdge, "minimum-edge", "", "the channel edge to be used as the lower bound of the set of edges composing the upgrade graph; default is to include all edges")
 	f.StringVarP(&opts.Package, "package-name", "p", "", "a specific package name to filter output; default is to include all packages in reference")
 	f.BoolVar(&opts.V0Semantics, "draw-v0-semantics", false, "whether to indicate OLMv0 semantics in the output; default is to simply represent the upgrade graph")
-	f.StringVarP(&output, "output", "o", "mermaid", "Output format of the graph (mermaid)")
+	f.StringVarP(&output, "output", "o", "mermaid", "Output format of the graph (mermaid|dot|svg): dot is Graphviz's language, svg a picture drawn in process (no container, no browser), with channel heads, skipped and deprecated bundles marked and a legend")
 	return cmd
 }
