@@ -10,8 +10,12 @@ import (
 	"github.com/fastopm/fastopm/alpha/property"
 )
 
-// Annotation keys of metadata/annotations.yaml that opm reads.
+// Annotation keys of metadata/annotations.yaml (and a bundle image's
+// labels).
 const (
+	AnnotationMediatype      = "operators.operatorframework.io.bundle.mediatype.v1"
+	AnnotationManifests      = "operators.operatorframework.io.bundle.manifests.v1"
+	AnnotationMetadata       = "operators.operatorframework.io.bundle.metadata.v1"
 	AnnotationPackage        = "operators.operatorframework.io.bundle.package.v1"
 	AnnotationChannels       = "operators.operatorframework.io.bundle.channels.v1"
 	AnnotationDefaultChannel = "operators.operatorframework.io.bundle.channel.default.v1"

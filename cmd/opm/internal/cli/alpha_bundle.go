@@ -12,7 +12,7 @@ import (
 )
 
 // newAlphaBundleCmd is `opm alpha bundle`.
-func newAlphaBundleCmd(s Streams) *cobra.Command {
+func newAlphaBundleCmd(s Streams, g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bundle",
 		Short: "Operator bundle commands",
@@ -24,6 +24,7 @@ func newAlphaBundleCmd(s Streams) *cobra.Command {
 	}
 	cmd.AddCommand(newBundleUnpackCmd(s))
 	cmd.AddCommand(newBundleExtractCmd(s))
+	cmd.AddCommand(newBundleGenerateCmd(s), newBundleBuildCmd(s, g))
 	return cmd
 }
 

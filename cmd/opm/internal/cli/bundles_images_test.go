@@ -381,7 +381,7 @@ func TestAlphaBundleUnpackCmd(t *testing.T) {
 		"metadata/annotations.yaml": "annotations:\n  operators.operatorframework.io.bundle.package.v1: broken\n  operators.operatorframework.io.bundle.channels.v1: alpha\n",
 		"manifests/cm.yaml":         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n",
 	})))
-	newCmd := func(s Streams) *cobra.Command { return newAlphaBundleCmd(s) }
+	newCmd := func(s Streams) *cobra.Command { return newAlphaBundleCmd(s, nil) }
 
 	tests := []struct {
 		name      string

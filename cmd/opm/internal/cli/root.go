@@ -95,7 +95,7 @@ To view help related to alpha features, set HELP_ALPHA=true in the environment.`
 		Hidden: !showAlpha,
 		RunE:   func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	alpha.AddCommand(newAlphaBundleCmd(s), newListCmd(s, &g), newRenderGraphCmd(s, &g))
+	alpha.AddCommand(newAlphaBundleCmd(s, &g), newListCmd(s, &g), newRenderGraphCmd(s, &g))
 	alpha.AddCommand(newQueryCmd(s, &g), newDiffCmd(s, &g), newFilterCmd(s, &g))
 	root.AddCommand(
 		newRenderCmd(s, &g),
