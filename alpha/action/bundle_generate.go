@@ -251,12 +251,14 @@ func BundleMediaType(dir string) (string, error) {
 		p := filepath.Join(dir, e.Name())
 		if !e.Type().IsRegular() {
 			if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
-				return "", fmt.Errorf("Unable to read file %s in bundle", p) //nolint:staticcheck // upstream's words
+				//lint:ignore ST1005 upstream's words
+				return "", fmt.Errorf("Unable to read file %s in bundle", p)
 			}
 		}
 		data, err := os.ReadFile(p)
 		if err != nil {
-			return "", fmt.Errorf("Unable to read file %s in bundle", p) //nolint:staticcheck // upstream's words
+			//lint:ignore ST1005 upstream's words
+			return "", fmt.Errorf("Unable to read file %s in bundle", p)
 		}
 		var obj struct {
 			Kind string `json:"kind"`
@@ -266,7 +268,8 @@ func BundleMediaType(dir string) (string, error) {
 		}
 	}
 	if len(files) == 0 {
-		return "", fmt.Errorf("The directory %s contains no yaml files", dir) //nolint:staticcheck // upstream's words
+		//lint:ignore ST1005 upstream's words
+		return "", fmt.Errorf("The directory %s contains no yaml files", dir)
 	}
 	if chart, err := os.ReadFile(filepath.Join(dir, "Chart.yaml")); err == nil {
 		var meta struct {
