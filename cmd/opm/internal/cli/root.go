@@ -88,6 +88,8 @@ func New(s Streams) *cobra.Command {
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	alpha.AddCommand(newAlphaBundleCmd(s))
+	alpha.AddCommand(newRenderTemplateCmd(s, &g))
+	alpha.AddCommand(newConvertTemplateCmd(s))
 	root.AddCommand(
 		newRenderCmd(s, &g),
 		newValidateCmd(s, &g),
