@@ -12,13 +12,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 
-	"golang.org/x/text/cases"
 	"k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/fastopm/fastopm/alpha/declcfg"
 	"github.com/fastopm/fastopm/alpha/template/bundles"
+	tdeclcfg "github.com/fastopm/fastopm/alpha/template/internal/declcfg"
 )
 
 // Schema is the schema of a basic template.
@@ -75,117 +74,34 @@ func isBundleTemplate(b *declcfg.Bundle) bool {
 	return b.Schema != "" && b.Image != "" && b.Package == "" && len(b.Properties) == 0 && len(b.RelatedImages) == 0
 }
 
-// meta is one entry of the template: its identifying keys and the entry
-// as upstream re-encodes it (keys sorted, numbers as float64, no HTML
-// escaping, a trailing newline).
-type meta struct {
-	schema, pkg, name string
-	blob              []byte
-}
-
-// entry decodes one template entry as upstream's declcfg.Meta does.
-type entry struct{ m *meta }
-
-func (e *entry) UnmarshalJSON(data []byte) error {
-	obj := map[string]any{}
-	if err := json.Unmarshal(data, &obj); err != nil {
-		// A plain error, so that the caller's decoder adds no context.
-		return errors.New(pretty(data, err))
-	}
-	m := &meta{}
-	if err := metaKeys(obj, m); err != nil {
-		return err
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(obj); err != nil {
-		return err
-	}
-	m.blob = buf.Bytes()
-	e.m = m
-	return nil
-}
-
-// metaKeys finds schema, package and name, whatever their case (Unicode
-// case folding); keys that fold alike are an error, as upstream has it.
-func metaKeys(obj map[string]any, m *meta) error {
-	folder := cases.Fold()
-	byFold := map[string][]string{}
-	for k := range obj {
-		f := folder.String(k)
-		byFold[f] = append(byFold[f], k)
-	}
-	var dups []string
-	for f, keys := range byFold {
-		if len(keys) > 1 {
-			sort.Strings(keys)
-			dups = append(dups, fmt.Sprintf("duplicate keys for key %q: %v", f, keys))
-		}
-	}
-	switch len(dups) {
-	case 0:
-	case 1:
-		return errors.New(dups[0])
-	default:
-		sort.Strings(dups)
-		return fmt.Errorf("[%s]", joinComma(dups))
-	}
-	for _, target := range []struct {
-		key string
-		dst *string
-	}{{"schema", &m.schema}, {"package", &m.pkg}, {"name", &m.name}} {
-		keys, ok := byFold[folder.String(target.key)]
-		if !ok {
-			continue
-		}
-		v, isString := obj[keys[0]].(string)
-		if !isString {
-			return fmt.Errorf("expected value for key %q to be a string, got %t: %v", keys[0], obj[keys[0]], obj[keys[0]])
-		}
-		*target.dst = v
-	}
-	return nil
-}
-
-func joinComma(s []string) string {
-	var b bytes.Buffer
-	for i, x := range s {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(x)
-	}
-	return b.String()
-}
-
-// templateData is the template's shape.
-type templateData struct {
-	Schema  string   `json:"schema"`
-	Entries []*entry `json:"entries"`
+// BasicTemplateData is the template's shape. Its name, and that of the
+// entries' type, appear in decoding errors as they do upstream.
+type BasicTemplateData struct {
+	Schema  string           `json:"schema"`
+	Entries []*tdeclcfg.Meta `json:"entries"`
 }
 
 // parse reads the first document of r as upstream does and checks its
 // schema.
-func parse(r io.Reader) ([]*meta, error) {
+func parse(r io.Reader) ([]*tdeclcfg.Meta, error) {
 	var doc json.RawMessage
 	if err := yaml.NewYAMLOrJSONDecoder(r, 4096).Decode(&doc); err != nil {
 		return nil, fmt.Errorf("decoding template schema: %v", err)
 	}
-	var t templateData
+	var t BasicTemplateData
 	if err := json.Unmarshal(doc, &t); err != nil {
 		return nil, fmt.Errorf("unmarshalling template: %v", err)
 	}
 	if t.Schema != Schema {
 		return nil, fmt.Errorf("template has unknown schema (%q), should be %q", t.Schema, Schema)
 	}
-	metas := make([]*meta, len(t.Entries))
+	metas := make([]*tdeclcfg.Meta, len(t.Entries))
 	for i, e := range t.Entries {
-		if e == nil || e.m == nil {
+		if e == nil {
 			// Upstream dereferences the nil entry and crashes.
 			return nil, fmt.Errorf("entry %d of the template is null: every entry must be an object with a schema", i)
 		}
-		metas[i] = e.m
+		metas[i] = e
 	}
 	return metas, nil
 }
@@ -193,11 +109,11 @@ func parse(r io.Reader) ([]*meta, error) {
 // loadSlice turns the entries into a config, as upstream's
 // declcfg.LoadSlice does: typed blobs for the four OLM schemas, others
 // kept as they are, an entry without a schema an error.
-func loadSlice(metas []*meta) (*declcfg.DeclarativeConfig, error) {
+func loadSlice(metas []*tdeclcfg.Meta) (*declcfg.DeclarativeConfig, error) {
 	cfg := &declcfg.DeclarativeConfig{}
 	for _, m := range metas {
-		js := bytes.TrimSuffix(m.blob, []byte("\n"))
-		switch m.schema {
+		js := bytes.TrimSuffix(m.Blob, []byte("\n"))
+		switch m.Schema {
 		case declcfg.SchemaPackage:
 			p, err := declcfg.DecodePackage(js)
 			if err != nil {
@@ -223,61 +139,10 @@ func loadSlice(metas []*meta) (*declcfg.DeclarativeConfig, error) {
 			}
 			cfg.Deprecations = append(cfg.Deprecations, d)
 		case "":
-			return nil, fmt.Errorf("object '%s' is missing root schema field", m.blob)
+			return nil, fmt.Errorf("object '%s' is missing root schema field", m.Blob)
 		default:
-			cfg.Others = append(cfg.Others, declcfg.Meta{Schema: m.schema, Package: m.pkg, Name: m.name, JSON: js})
+			cfg.Others = append(cfg.Others, declcfg.Meta{Schema: m.Schema, Package: m.Package, Name: m.Name, JSON: js})
 		}
 	}
 	return cfg, nil
-}
-
-// pretty describes a JSON decoding error of data as upstream's
-// prettyunmarshaler does: the message, the offset, and the JSON indented
-// with a marker where the error is.
-func pretty(data []byte, err error) string {
-	offset := int64(-1)
-	var te *json.UnmarshalTypeError
-	var se *json.SyntaxError
-	switch {
-	case errors.As(err, &te):
-		offset = te.Offset
-	case errors.As(err, &se):
-		offset = se.Offset
-	}
-	if len(data) == 0 || offset < 0 || offset > int64(len(data)) {
-		return err.Error()
-	}
-	const marker = " <=="
-	var sb bytes.Buffer
-	fmt.Fprintf(&sb, "%s at offset %d (indicated by%s)\n", err.Error(), offset, marker)
-	var indented bytes.Buffer
-	p := data
-	if json.Indent(&indented, data, "", "    ") == nil {
-		p = indented.Bytes()
-	}
-	if int(offset) == len(data) {
-		sb.Write(p)
-		sb.WriteString(marker)
-		return sb.String()
-	}
-	// Find the byte of p that corresponds to data[offset]: indenting only
-	// adds bytes.
-	var pi, po int
-	for di, b := range data {
-		if di == int(offset) {
-			po = pi
-			break
-		}
-		for p[pi] != b {
-			pi++
-			if pi >= len(p) {
-				return err.Error()
-			}
-		}
-		pi++
-	}
-	sb.Write(p[:po])
-	sb.WriteString(marker + " ")
-	sb.Write(p[po:])
-	return sb.String()
 }

@@ -10,6 +10,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/fastopm/fastopm/alpha/declcfg"
+	tdeclcfg "github.com/fastopm/fastopm/alpha/template/internal/declcfg"
 )
 
 // rawEntry marshals as the entry's bytes.
@@ -40,21 +41,15 @@ func Convert(r io.Reader, w io.Writer, format string) error {
 	t := converted{Schema: Schema}
 	dec := yaml.NewYAMLOrJSONDecoder(r, 4096)
 	for {
-		var e entry
-		if err := dec.Decode(&e); err != nil {
+		var m tdeclcfg.Meta
+		if err := dec.Decode(&m); err != nil {
 			if err == io.EOF {
 				break
 			}
 			return err
 		}
-		m := e.m
-		if m == nil {
-			// A null document: upstream's Meta keeps "null".
-			t.Entries = append(t.Entries, rawEntry("null"))
-			continue
-		}
-		if m.schema == declcfg.SchemaBundle {
-			b, err := declcfg.DecodeBundle(bytes.TrimSuffix(m.blob, []byte("\n")))
+		if m.Schema == declcfg.SchemaBundle {
+			b, err := declcfg.DecodeBundle(bytes.TrimSuffix(m.Blob, []byte("\n")))
 			if err != nil {
 				return fmt.Errorf("parse bundle: %v", err)
 			}
@@ -62,9 +57,9 @@ func Convert(r io.Reader, w io.Writer, format string) error {
 			if err != nil {
 				return fmt.Errorf("re-serialize bundle: %v", err)
 			}
-			m.blob = blob
+			m.Blob = blob
 		}
-		t.Entries = append(t.Entries, rawEntry(m.blob))
+		t.Entries = append(t.Entries, rawEntry(m.Blob))
 	}
 	out, err := json.MarshalIndent(t, "", "    ")
 	if err != nil {

@@ -45,8 +45,8 @@ type channelBundles struct {
 	Bundles []bundleEntry `json:"bundles,omitempty"`
 }
 
-// templateData is the template's shape; decoding is strict, as upstream's.
-type templateData struct {
+// SemverTemplateData is the template's shape; decoding is strict, as upstream's.
+type SemverTemplateData struct {
 	Schema                       string         `json:"schema"`
 	GenerateMajorChannels        bool           `json:"generateMajorChannels,omitempty"`
 	GenerateMinorChannels        bool           `json:"generateMinorChannels,omitempty"`
@@ -136,12 +136,12 @@ func Render(ctx context.Context, r io.Reader, renderBundle func(context.Context,
 
 // readTemplate decodes the template strictly and settles the channel
 // options as upstream does.
-func readTemplate(r io.Reader) (*templateData, error) {
+func readTemplate(r io.Reader) (*SemverTemplateData, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err
 	}
-	var sv templateData
+	var sv SemverTemplateData
 	if err := yaml.UnmarshalStrict(data, &sv); err != nil {
 		return nil, err
 	}
@@ -176,7 +176,7 @@ func readTemplate(r io.Reader) (*templateData, error) {
 // generator holds what rendering learns on the way: the package and the
 // default channel.
 type generator struct {
-	tmpl           *templateData
+	tmpl           *SemverTemplateData
 	pkg            string
 	defaultChannel string
 }
