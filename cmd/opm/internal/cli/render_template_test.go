@@ -123,7 +123,6 @@ func firstDifference(got, want []byte) string {
 	return "first difference at byte " + strconv.Itoa(i) + ":\n got  ..." + string(got[lo:min(len(got), i+100)]) + "\n want ..." + string(want[lo:min(len(want), i+100)])
 }
 
-
 // TestRenderTemplateHelp compares the help of render-template and
 // convert-template basic with upstream's (recorded with
 // `opm alpha render-template --help` and
