@@ -41,7 +41,7 @@ func run(opm, testdata, outDir, fullDir string) error {
 	if err != nil {
 		return err
 	}
-	srv, err := tmplfixture.Start(0)
+	srv, err := tmplfixture.Start()
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -40,41 +41,40 @@ const Placeholder = "REGISTRY"
 // Server is a running registry.
 type Server struct {
 	// Host is its host:port.
-	Host string
-	srv  *http.Server
-	ln   net.Listener
+	Host  string
+	srv   *http.Server
+	ln    net.Listener
+	delay atomic.Int64
 }
+
+// SetDelay makes the registry answer every request d after it arrived
+// (0: at once), as a distant registry answers.
+func (s *Server) SetDelay(d time.Duration) { s.delay.Store(int64(d)) }
 
 // Close stops the registry.
 func (s *Server) Close() error { return s.srv.Close() }
 
-// Start starts a registry on a free loopback port. With delay > 0, every
-// request is answered delay after it arrived.
-func Start(delay time.Duration) (*Server, error) {
+// Start starts a registry on a free loopback port, answering at once
+// until SetDelay says otherwise.
+func Start() (*Server, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	var h http.Handler = registry.New(registry.Logger(log.New(io.Discard, "", 0)))
-	if delay > 0 {
-		h = Delay(h, delay)
-	}
-	s := &Server{Host: ln.Addr().String(), srv: &http.Server{Handler: h, ReadHeaderTimeout: time.Minute}, ln: ln}
+	s := &Server{Host: ln.Addr().String(), ln: ln}
+	reg := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+	s.srv = &http.Server{ReadHeaderTimeout: time.Minute, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if d := time.Duration(s.delay.Load()); d > 0 {
+			select {
+			case <-time.After(d):
+			case <-r.Context().Done():
+				return
+			}
+		}
+		reg.ServeHTTP(w, r)
+	})}
 	go func() { _ = s.srv.Serve(ln) }()
 	return s, nil
-}
-
-// Delay wraps h so that every request is answered d after it arrived, as
-// a distant registry answers.
-func Delay(h http.Handler, d time.Duration) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-time.After(d):
-		case <-r.Context().Done():
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
 }
 
 // BundleImage builds the bundle image of the bundle directory dir: one
@@ -214,4 +214,59 @@ func Expand(fixture []byte, host string) []byte {
 // placeholder.
 func Normalize(out []byte, host string) []byte {
 	return bytes.ReplaceAll(out, []byte(host), []byte(Placeholder))
+}
+
+// SyntheticVersions are the versions of the benchmark's bundles: 1.m.p
+// for m in 0..9, p in 0..2 (30 bundles, ten minor versions).
+func SyntheticVersions() []string {
+	var vs []string
+	for m := range 10 {
+		for p := range 3 {
+			vs = append(vs, fmt.Sprintf("1.%d.%d", m, p))
+		}
+	}
+	return vs
+}
+
+// PushSynthetic pushes one bundle image per version of SyntheticVersions,
+// made from the real bundle microcks-1.5.2 under bundlesDir with every
+// "1.5.2" (CSV name, version, image tags) replaced by the version, to
+// host/bench/microcks:VERSION, and returns the semver template that lists
+// them all (stable channel, major and minor channels).
+func PushSynthetic(host, bundlesDir string) ([]byte, error) {
+	src := filepath.Join(bundlesDir, "microcks-1.5.2")
+	orig := map[string][]byte{}
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		orig[filepath.ToSlash(rel)] = data
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	var tmpl bytes.Buffer
+	tmpl.WriteString("schema: olm.semver\ngenerateMajorChannels: true\ngenerateMinorChannels: true\nstable:\n  bundles:\n")
+	for _, v := range SyntheticVersions() {
+		files := map[string][]byte{}
+		for n, data := range orig {
+			files[strings.ReplaceAll(n, "1.5.2", v)] = bytes.ReplaceAll(data, []byte("1.5.2"), []byte(v))
+		}
+		img, err := BundleImageFromFiles(files)
+		if err != nil {
+			return nil, err
+		}
+		ref := host + "/bench/microcks:" + v
+		if err := Push(ref, img); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(&tmpl, "    - image: %s\n", ref)
+	}
+	return tmpl.Bytes(), nil
 }

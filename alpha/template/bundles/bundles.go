@@ -16,7 +16,7 @@ import (
 type Renderer = func(ctx context.Context, ref string) (*declcfg.DeclarativeConfig, error)
 
 // DefaultParallelism bounds the references rendered at the same time.
-const DefaultParallelism = 8
+const DefaultParallelism = 16
 
 // Result is the outcome of rendering one reference.
 type Result struct {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/fastopm/fastopm/internal/testutil"
 	"github.com/fastopm/fastopm/internal/tmplfixture"
@@ -20,7 +21,7 @@ import (
 // templateRegistry serves the bundle images of testdata/bundles, once for
 // all template tests of the package.
 var templateRegistry = sync.OnceValues(func() (*tmplfixture.Server, error) {
-	srv, err := tmplfixture.Start(0)
+	srv, err := tmplfixture.Start()
 	if err != nil {
 		return nil, err
 	}
@@ -162,5 +163,36 @@ func TestRenderTemplateHelp(t *testing.T) {
 				t.Errorf("help differs from upstream's:\n%s", firstDifference(out.Bytes(), want))
 			}
 		})
+	}
+}
+
+// BenchmarkRenderTemplateSemver30 renders a 30-bundle semver template
+// whose registry answers every request after 20 ms (docs/performance.md
+// compares it with upstream's binary, measured by hack/templatebench).
+func BenchmarkRenderTemplateSemver30(b *testing.B) {
+	testutil.IsolateCredentials(b)
+	srv, err := tmplfixture.Start()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	tmpl, err := tmplfixture.PushSynthetic(srv.Host, filepath.Join(goldenRoot, "bundles"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	file := filepath.Join(b.TempDir(), "semver.yaml")
+	if err := os.WriteFile(file, tmpl, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	srv.SetDelay(20 * time.Millisecond)
+	args := []string{"alpha", "render-template", "semver", file, "--use-http"}
+	for b.Loop() {
+		var out, errb bytes.Buffer
+		if code := Main(context.Background(), Streams{In: strings.NewReader(""), Out: &out, Err: &errb}, args); code != 0 {
+			b.Fatalf("exit %d: %s", code, errb.String())
+		}
+		if !bytes.Contains(out.Bytes(), []byte(`"name": "stable-v1.9"`)) {
+			b.Fatal("the output lacks the channel stable-v1.9")
+		}
 	}
 }
