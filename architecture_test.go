@@ -29,21 +29,24 @@ var layers = [][]string{
 	// The substitutes catalog template.
 	{"alpha/template/substitutes"},
 	// One use case per command.
-	{"alpha/action/migrations", "alpha/action"},
+	{"alpha/action/migrations", "alpha/action", "alpha/template", "alpha/template/basic", "alpha/template/semver", "alpha/template/bundles", "alpha/template/internal/declcfg"},
 	// The binaries.
 	{"cmd/opm/internal/cli", "cmd/opm", "cmd/grpc_health_probe"},
 }
 
 // sameLayer lists the imports allowed within a layer.
 var sameLayer = map[string][]string{
-	"pkg/csv":          {"pkg/canonjson"},
-	"alpha/declcfg":    {"alpha/property"},
-	"pkg/image":        {"pkg/bundle"},
-	"pkg/catalogimage": {"pkg/image"},
-	"pkg/cache":        {"pkg/registry"},
-	"pkg/server":       {"pkg/cache", "pkg/registry"},
-	"alpha/action":     {"alpha/action/migrations"},
-	"cmd/opm":          {"cmd/opm/internal/cli"},
+	"pkg/csv":               {"pkg/canonjson"},
+	"alpha/declcfg":         {"alpha/property"},
+	"pkg/image":             {"pkg/bundle"},
+	"pkg/catalogimage":      {"pkg/image"},
+	"pkg/cache":             {"pkg/registry"},
+	"pkg/server":            {"pkg/cache", "pkg/registry"},
+	"alpha/action":          {"alpha/action/migrations"},
+	"alpha/template":        {"alpha/template/basic", "alpha/template/semver"},
+	"alpha/template/basic":  {"alpha/template/bundles", "alpha/template/internal/declcfg"},
+	"alpha/template/semver": {"alpha/template/bundles"},
+	"cmd/opm":               {"cmd/opm/internal/cli"},
 }
 
 // TestImportLayers checks every import of the project's non-test code

@@ -97,6 +97,7 @@ To view help related to alpha features, set HELP_ALPHA=true in the environment.`
 	}
 	alpha.AddCommand(newAlphaBundleCmd(s, &g), newListCmd(s, &g), newRenderGraphCmd(s, &g))
 	alpha.AddCommand(newQueryCmd(s, &g), newDiffCmd(s, &g), newFilterCmd(s, &g))
+	alpha.AddCommand(newRenderTemplateCmd(s, &g), newConvertTemplateCmd(s))
 	root.AddCommand(
 		newRenderCmd(s, &g),
 		newValidateCmd(s, &g),

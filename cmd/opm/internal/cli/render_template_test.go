@@ -1,0 +1,198 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fastopm/fastopm/internal/testutil"
+	"github.com/fastopm/fastopm/internal/tmplfixture"
+)
+
+// templateRegistry serves the bundle images of testdata/bundles, once for
+// all template tests of the package.
+var templateRegistry = sync.OnceValues(func() (*tmplfixture.Server, error) {
+	srv, err := tmplfixture.Start()
+	if err != nil {
+		return nil, err
+	}
+	testdata, _ := filepath.Abs(goldenRoot)
+	if _, err := tmplfixture.PushBundles(srv.Host, filepath.Join(testdata, "bundles")); err != nil {
+		srv.Close()
+		return nil, err
+	}
+	return srv, nil
+})
+
+// TestRenderTemplateGolden runs every case of tmplfixture.Cases (render-
+// template with each fixture, type given and detected, file and standard
+// input, JSON and YAML, migrations, command line errors; convert-template
+// on every catalog file) and compares stdout byte for byte (as SHA-256),
+// the exit code and the error line with upstream opm's, recorded by
+// hack/templategolden in testdata/golden/templates/results.json.
+func TestRenderTemplateGolden(t *testing.T) {
+	testutil.IsolateCredentials(t)
+	srv, err := templateRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	testdata, err := filepath.Abs(goldenRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	goldenDir := filepath.Join(testdata, "golden", "templates")
+	data, err := os.ReadFile(filepath.Join(goldenDir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []tmplfixture.Result
+	if err := json.Unmarshal(data, &want); err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]tmplfixture.Result{}
+	for _, r := range want {
+		byName[r.Name] = r
+	}
+	cases, err := tmplfixture.Cases(testdata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) != len(want) {
+		t.Fatalf("%d cases, %d recorded results: re-record with hack/templategolden", len(cases), len(want))
+	}
+	tmplDir := filepath.Join(t.TempDir(), "templates")
+	if err := tmplfixture.ExpandTemplates(testdata, tmplDir, srv.Host); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			w, ok := byName[c.Name]
+			if !ok {
+				t.Fatalf("no recorded result")
+			}
+			in := []byte{}
+			if c.Stdin != "" {
+				if in, err = os.ReadFile(filepath.Join(tmplDir, c.Stdin)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var out, errb bytes.Buffer
+			code := Main(context.Background(), Streams{In: bytes.NewReader(in), Out: &out, Err: &errb}, c.ResolveArgs(tmplDir, testdata))
+			got := tmplfixture.Normalize(out.Bytes(), srv.Host)
+			sum := sha256.Sum256(got)
+			stderr := tmplfixture.NormalizeStderr(errb.Bytes(), srv.Host, tmplDir, testdata)
+			if code != w.Exit {
+				t.Errorf("exit %d, upstream %d (stderr %q)", code, w.Exit, stderr)
+			}
+			if hex.EncodeToString(sum[:]) != w.Stdout {
+				msg := ""
+				if full, err := os.ReadFile(filepath.Join(goldenDir, "out", c.Name)); err == nil {
+					msg = "\n" + firstDifference(got, full)
+				}
+				t.Errorf("stdout (%d bytes) differs from upstream's (%d bytes)%s", len(got), w.Len, msg)
+			}
+			if c.ErrPrefix != "" {
+				if !strings.HasPrefix(w.Stderr, c.ErrPrefix) {
+					t.Fatalf("recorded error %q lacks the prefix %q", w.Stderr, c.ErrPrefix)
+				}
+				if !strings.HasPrefix(stderr, c.ErrPrefix) {
+					t.Errorf("error %q, want the prefix %q", stderr, c.ErrPrefix)
+				}
+			} else if stderr != w.Stderr {
+				t.Errorf("error line\n got  %q\n want %q", stderr, w.Stderr)
+			}
+		})
+	}
+}
+
+// firstDifference shows where got and want first differ.
+func firstDifference(got, want []byte) string {
+	i := 0
+	for i < len(got) && i < len(want) && got[i] == want[i] {
+		i++
+	}
+	lo := max(0, i-200)
+	return "first difference at byte " + strconv.Itoa(i) + ":\n got  ..." + string(got[lo:min(len(got), i+100)]) + "\n want ..." + string(want[lo:min(len(want), i+100)])
+}
+
+// TestRenderTemplateHelp compares the help of render-template and
+// convert-template basic with upstream's (recorded with
+// `opm alpha render-template --help` and
+// `opm alpha convert-template basic --help`), byte for byte once the two
+// flags that upstream lacks (--image-cache-dir, ours; the global
+// --max-catalog-file-size) are hidden.
+func TestRenderTemplateHelp(t *testing.T) {
+	for _, tc := range []struct {
+		golden string
+		args   []string
+	}{
+		{"help-render-template.txt", []string{"alpha", "render-template", "--help"}},
+		{"help-convert-template-basic.txt", []string{"alpha", "convert-template", "basic", "--help"}},
+	} {
+		t.Run(tc.golden, func(t *testing.T) {
+			want, err := os.ReadFile(filepath.Join(goldenRoot, "golden", "templates", tc.golden))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			root := New(Streams{In: strings.NewReader(""), Out: &out, Err: &out})
+			if err := root.PersistentFlags().MarkHidden("max-catalog-file-size"); err != nil {
+				t.Fatal(err)
+			}
+			cmd, _, err := root.Find(tc.args[:len(tc.args)-1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f := cmd.Flags().Lookup("image-cache-dir"); f != nil {
+				f.Hidden = true
+			}
+			root.SetArgs(tc.args)
+			if err := root.Execute(); err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != string(want) {
+				t.Errorf("help differs from upstream's:\n%s", firstDifference(out.Bytes(), want))
+			}
+		})
+	}
+}
+
+// BenchmarkRenderTemplateSemver30 renders a 30-bundle semver template
+// whose registry answers every request after 20 ms (docs/performance.md
+// compares it with upstream's binary, measured by hack/templatebench).
+func BenchmarkRenderTemplateSemver30(b *testing.B) {
+	testutil.IsolateCredentials(b)
+	srv, err := tmplfixture.Start()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	tmpl, err := tmplfixture.PushSynthetic(srv.Host, filepath.Join(goldenRoot, "bundles"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	file := filepath.Join(b.TempDir(), "semver.yaml")
+	if err := os.WriteFile(file, tmpl, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	srv.SetDelay(20 * time.Millisecond)
+	args := []string{"alpha", "render-template", "semver", file, "--use-http"}
+	for b.Loop() {
+		var out, errb bytes.Buffer
+		if code := Main(context.Background(), Streams{In: strings.NewReader(""), Out: &out, Err: &errb}, args); code != 0 {
+			b.Fatalf("exit %d: %s", code, errb.String())
+		}
+		if !bytes.Contains(out.Bytes(), []byte(`"name": "stable-v1.9"`)) {
+			b.Fatal("the output lacks the channel stable-v1.9")
+		}
+	}
+}
