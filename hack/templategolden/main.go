@@ -2,7 +2,7 @@
 // cases of internal/tmplfixture (`opm alpha render-template` and
 // `opm alpha convert-template basic`): it starts a registry on a loopback
 // port, pushes the bundle images of testdata/bundles, runs the given opm
-// binary on every case and writes testdata/golden/templates/results.json
+// binary on every case and writes testdata/template-golden/results.json
 // (exit code, SHA-256 of stdout, first line of stderr, normalized) and,
 // for outputs under 16 KiB, the output itself under out/.
 //
@@ -27,7 +27,7 @@ import (
 func main() {
 	opm := flag.String("opm", "/tmp/upstream/opm", "the opm binary to record")
 	testdata := flag.String("testdata", "testdata", "the testdata directory")
-	out := flag.String("out", "testdata/golden/templates", "where to write the results")
+	out := flag.String("out", "testdata/template-golden", "where to write the results")
 	full := flag.String("full", "", "if set, a directory where every output is written in full (to look at differences)")
 	flag.Parse()
 	if err := run(*opm, *testdata, *out, *full); err != nil {

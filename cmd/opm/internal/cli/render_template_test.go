@@ -38,7 +38,7 @@ var templateRegistry = sync.OnceValues(func() (*tmplfixture.Server, error) {
 // input, JSON and YAML, migrations, command line errors; convert-template
 // on every catalog file) and compares stdout byte for byte (as SHA-256),
 // the exit code and the error line with upstream opm's, recorded by
-// hack/templategolden in testdata/golden/templates/results.json.
+// hack/templategolden in testdata/template-golden/results.json.
 func TestRenderTemplateGolden(t *testing.T) {
 	testutil.IsolateCredentials(t)
 	srv, err := templateRegistry()
@@ -49,7 +49,7 @@ func TestRenderTemplateGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	goldenDir := filepath.Join(testdata, "golden", "templates")
+	goldenDir := filepath.Join(testdata, "template-golden")
 	data, err := os.ReadFile(filepath.Join(goldenDir, "results.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +139,7 @@ func TestRenderTemplateHelp(t *testing.T) {
 		{"help-convert-template-basic.txt", []string{"alpha", "convert-template", "basic", "--help"}},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
-			want, err := os.ReadFile(filepath.Join(goldenRoot, "golden", "templates", tc.golden))
+			want, err := os.ReadFile(filepath.Join(goldenRoot, "template-golden", tc.golden))
 			if err != nil {
 				t.Fatal(err)
 			}
