@@ -11,6 +11,7 @@ import (
 	"github.com/fastopm/fastopm/alpha/action"
 	"github.com/fastopm/fastopm/alpha/action/migrations"
 	"github.com/fastopm/fastopm/alpha/declcfg"
+	"github.com/fastopm/fastopm/alpha/graph"
 	alphatemplate "github.com/fastopm/fastopm/alpha/template"
 )
 
@@ -87,7 +88,6 @@ func runRenderTemplate(cmd *cobra.Command, s Streams, g *globalOptions, reg *alp
 	case "yaml":
 		format = declcfg.FormatYAML
 	case "mermaid":
-		return fmt.Errorf("--output mermaid is not supported by this opm yet")
 	default:
 		return fmt.Errorf("invalid --output value %q, expected (json|yaml|mermaid)", output)
 	}
@@ -119,7 +119,19 @@ func runRenderTemplate(cmd *cobra.Command, s Streams, g *globalOptions, reg *alp
 		return fmt.Errorf("rendering template: %v", err)
 	}
 	var buf bytes.Buffer
-	if err := cfg.WriteTo(&buf, format); err != nil {
+	if output == "mermaid" {
+		// Upstream draws the rendered catalog's channels with
+		// render-graph's writer and its default options.
+		bld := graph.NewBuilder()
+		bld.AddConfig(cfg)
+		gr, err := bld.Build()
+		if err == nil {
+			err = gr.WriteMermaid(&buf, graph.MermaidOptions{})
+		}
+		if err != nil {
+			return fmt.Errorf("writing output: %v", err)
+		}
+	} else if err := cfg.WriteTo(&buf, format); err != nil {
 		return fmt.Errorf("writing output: %v", err)
 	}
 	if _, err := s.Out.Write(buf.Bytes()); err != nil {

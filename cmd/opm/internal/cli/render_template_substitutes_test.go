@@ -69,3 +69,16 @@ func TestRenderTemplateSubstitutes(t *testing.T) {
 		t.Fatalf("only %d fixtures rendered", rendered)
 	}
 }
+
+// TestRenderTemplateMermaid: -o mermaid draws the rendered catalog as
+// upstream does (testdata/template-golden/README.md).
+func TestRenderTemplateMermaid(t *testing.T) {
+	want, err := os.ReadFile(filepath.Join(goldenRoot, "template-golden", "mermaid-etcd.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run(t, "alpha", "render-template", "basic", filepath.Join(goldenRoot, "template-golden", "mermaid-etcd.json"), "-o", "mermaid")
+	if code != 0 || out != string(want) {
+		t.Errorf("exit %d, %s\n%s\nwant\n%s", code, errOut, out, want)
+	}
+}
