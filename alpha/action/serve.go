@@ -78,6 +78,17 @@ type Serve struct {
 	// shows it as the container's termination message). Empty disables.
 	TerminationLog string
 
+	// HTTPAddr, when not empty, serves the catalog over HTTP as well
+	// (pkg/httpserver: catalogd's API, JSON answers, metrics, a web page)
+	// on that address; HTTPListener, when set, is served instead (tests).
+	HTTPAddr     string
+	HTTPListener net.Listener
+	// HTTPCatalogName is the catalog's name in catalogd's URLs
+	// (/catalogs/NAME/api/v1/all); default the catalog directory's name.
+	HTTPCatalogName string
+	// HTTPTLSCert and HTTPTLSKey, both or neither, serve HTTPS.
+	HTTPTLSCert, HTTPTLSKey string
+
 	// Logger receives the logs; nil discards them.
 	Logger *slog.Logger
 	// ShutdownGrace bounds how long in-flight calls may run after a stop
@@ -237,7 +248,7 @@ func (s Serve) load(ctx context.Context, fsys fs.FS, log *slog.Logger) (*cache.S
 }
 
 func (s Serve) buildTemp(ctx context.Context, fsys fs.FS, log *slog.Logger) (*cache.Snapshot, error) {
-	snap, inMemory, err := LoadServeTemp(ctx, fsys, s.TempDir, s.walk()...)
+	snap, inMemory, err := LoadServeTemp(ctx, fsys, s.TempDir, s.HTTPAddr != "" || s.HTTPListener != nil, s.walk()...)
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,10 @@ import (
 // saved: an unlinked temporary file in tmpDir (os.TempDir() when empty),
 // gone with the process, or memory when no file can be created there
 // (inMemory). It is the cold start of `opm serve` without --cache-dir.
-func LoadServeTemp(ctx context.Context, fsys fs.FS, tmpDir string, walk ...declcfg.WalkOption) (snap *cache.Snapshot, inMemory bool, err error) {
+// With lines, the snapshot also keeps the catalog as JSON lines for the
+// HTTP side (cache.Snapshot.Lines); they wait in a second temporary file
+// until the load is done.
+func LoadServeTemp(ctx context.Context, fsys fs.FS, tmpDir string, lines bool, walk ...declcfg.WalkOption) (snap *cache.Snapshot, inMemory bool, err error) {
 	defer limitLoadMemory(catalogSize(fsys, walk))()
 	st := scratch.CreateOrMemory(tmpDir, "fastopm-serve-*.cache")
 	w, err := cache.NewWriter(st)
@@ -29,6 +32,14 @@ func LoadServeTemp(ctx context.Context, fsys fs.FS, tmpDir string, walk ...declc
 		return nil, false, err
 	}
 	opts := registry.Options{Sink: w, Walk: walk}
+	if lines {
+		// Snapshot closes the staging file once the lines are in order.
+		if err := w.KeepLines(scratch.CreateOrMemory(tmpDir, "fastopm-lines-*.tmp")); err != nil {
+			st.Close()
+			return nil, false, err
+		}
+		opts.Lines = w
+	}
 	if !st.InMemory() {
 		// Stashing into memory would only keep the bytes for as long as
 		// the cache is served.
@@ -63,7 +74,7 @@ func LoadServeDir(ctx context.Context, fsys fs.FS, dir, producer string, walk ..
 	}
 	defer limitLoadMemory(fp.Size())()
 	w := b.Writer()
-	x, err := registry.Load(ctx, fsys, registry.Options{Sink: w, Stash: w, Walk: walk})
+	x, err := registry.Load(ctx, fsys, registry.Options{Sink: w, Stash: w, Lines: w, Walk: walk})
 	if err != nil {
 		b.Abort()
 		return nil, err

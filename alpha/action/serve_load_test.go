@@ -2,9 +2,11 @@ package action
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"testing"
 	"time"
 )
@@ -18,7 +20,7 @@ func TestLoadServeTempInMemory(t *testing.T) {
 {"schema":"olm.channel","package":"p","name":"c","entries":[{"name":"p.v1"}]}
 {"schema":"olm.bundle","name":"p.v1","package":"p","image":"x.io/p:1","properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.0.0"}},{"type":"olm.csv.metadata","value":{"displayName":"P"}}]}
 `)
-	snap, inMemory, err := LoadServeTemp(t.Context(), os.DirFS(dir), filepath.Join(t.TempDir(), "missing", "dir"))
+	snap, inMemory, err := LoadServeTemp(t.Context(), os.DirFS(dir), filepath.Join(t.TempDir(), "missing", "dir"), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,6 +34,15 @@ func TestLoadServeTempInMemory(t *testing.T) {
 	}
 	if !bytes.Contains(p.CsvJSON, []byte(`"icon":[{"base64data":"PHN2Zy8+","mediatype":"image/svg+xml"}]`)) {
 		t.Errorf("csvJson lacks the package icon: %s", p.CsvJSON)
+	}
+	// The JSON lines are kept in memory too, in the file's order.
+	all, err := io.ReadAll(snap.Lines().All())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Split(string(all), "\n"); len(lines) != 4 || !strings.Contains(lines[0], `"olm.package"`) ||
+		!strings.Contains(lines[1], `"olm.channel"`) || !strings.Contains(lines[2], `"olm.bundle"`) || lines[3] != "" {
+		t.Errorf("JSON lines:\n%s", all)
 	}
 }
 

@@ -56,6 +56,12 @@ func NewDirBuild(dir string) (*DirBuild, error) {
 		return nil, fmt.Errorf("create cache file: %w", err)
 	}
 	w, err := NewWriter(sc)
+	if err == nil {
+		// A saved cache always carries the JSON lines: an image's cache
+		// serves the HTTP side as well. They are staged in the scratch
+		// file.
+		err = w.KeepLines(nil)
+	}
 	if err != nil {
 		sc.Close()
 		f.Close()
@@ -65,7 +71,8 @@ func NewDirBuild(dir string) (*DirBuild, error) {
 	return &DirBuild{dir: dir, f: f, scratch: sc, w: w}, nil
 }
 
-// Writer stores the answers of the load.
+// Writer stores the answers of the load: it is the load's Sink, Stash and
+// Lines (registry.Options).
 func (b *DirBuild) Writer() *Writer { return b.w }
 
 // Commit writes the cache of the Index x, the answers the Writer stored,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -234,7 +235,7 @@ func TestRejections(t *testing.T) {
 		}, OtherFormat, false, "upstream opm (pogreb.v1)"},
 		{"other format version", func(t *testing.T, _, dir string) {
 			patch(t, filepath.Join(dir, FileName), 8, func(b []byte) { binary.LittleEndian.PutUint32(b, FormatVersion+1) })
-		}, OtherFormat, false, "format version 2; this opm reads version 1"},
+		}, OtherFormat, false, fmt.Sprintf("format version %d; this opm reads version %d", FormatVersion+1, FormatVersion)},
 		{"bad magic", func(t *testing.T, _, dir string) {
 			patch(t, filepath.Join(dir, FileName), 0, func(b []byte) { b[0] ^= 0xff })
 		}, Corrupt, false, "bad magic"},

@@ -14,14 +14,26 @@ func FuzzDecodeIndex(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add(encodeIndex(snap.Index, Fingerprint{Files: []FileSum{{Path: "a.json", Size: 3}}}, "v1"))
+	f.Add(encodeIndex(snap.Index, Fingerprint{Files: []FileSum{{Path: "a.json", Size: 3}}}, "v1", snap.Lines()))
 	snap.Close()
 	f.Add([]byte{})
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		x, _, _, err := decodeIndex(b)
+		x, _, _, lines, err := decodeIndex(b)
 		if err != nil {
 			return
+		}
+		if lines != nil {
+			// A decoded table answers every query within its section.
+			lines.finish()
+			for i := range lines.Len() {
+				schema, pkg, name := lines.Meta(i)
+				for _, sp := range lines.Spans(lines.Select(schema, pkg, name)) {
+					if sp.Off < 0 || sp.N <= 0 || sp.Off+sp.N > lines.Size() {
+						t.Fatalf("span %+v out of the section of %d bytes", sp, lines.Size())
+					}
+				}
+			}
 		}
 		if x.Validate() == nil {
 			// A valid index must answer its queries without panicking.

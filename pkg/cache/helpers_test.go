@@ -19,7 +19,10 @@ func build(ctx context.Context, fsys fs.FS, tmpDir string) (*Snapshot, bool, err
 	if err != nil {
 		return nil, false, err
 	}
-	opts := registry.Options{Sink: w}
+	if err := w.KeepLines(nil); err != nil {
+		return nil, false, err
+	}
+	opts := registry.Options{Sink: w, Lines: w}
 	if !st.InMemory() {
 		opts.Stash = w
 	}
@@ -43,7 +46,7 @@ func buildDir(ctx context.Context, fsys fs.FS, dir, producer string) (*Snapshot,
 		b.Abort()
 		return nil, err
 	}
-	x, err := registry.Load(ctx, fsys, registry.Options{Sink: b.Writer(), Stash: b.Writer()})
+	x, err := registry.Load(ctx, fsys, registry.Options{Sink: b.Writer(), Stash: b.Writer(), Lines: b.Writer()})
 	if err != nil {
 		b.Abort()
 		return nil, err

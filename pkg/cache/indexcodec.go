@@ -15,7 +15,10 @@ import (
 // default channel, deprecation, channels: name, deprecation, head, entries:
 // bundle, replaces, skips, skip range); bundles (count, then package,
 // name, flags, deprecation, provided APIs, body reference); custom blobs
-// (count, then schema, package, name, hash, body reference). A deprecation
+// (count, then schema, package, name, hash, body reference); the table of
+// the catalog's JSON lines (0, or 1 then the section's offset, length and
+// CRC-32C, the strings, and per line its length and the indexes of its
+// schema, package and name among the strings, 0 for none). A deprecation
 // is a 0 or 1 followed, for 1, by its message.
 
 type encoder struct{ b []byte }
@@ -39,7 +42,7 @@ func (e *encoder) body(r registry.BodyRef) {
 	e.uv(uint64(r.Prefix))
 }
 
-func encodeIndex(x *registry.Index, fp Fingerprint, producer string) []byte {
+func encodeIndex(x *registry.Index, fp Fingerprint, producer string, lines *Lines) []byte {
 	e := &encoder{b: make([]byte, 0, 64<<10)}
 	e.str(producer)
 	e.int(len(fp.Files))
@@ -101,6 +104,7 @@ func encodeIndex(x *registry.Index, fp Fingerprint, producer string) []byte {
 		e.b = binary.LittleEndian.AppendUint64(e.b, m.Hash)
 		e.body(m.Body)
 	}
+	encodeLines(e, lines)
 	return e.b
 }
 
@@ -180,7 +184,7 @@ func (d *decoder) body() registry.BodyRef {
 	return registry.BodyRef{Off: d.uv(), Len: uint32(d.int(1<<32 - 1)), Prefix: uint32(d.int(1<<32 - 1))}
 }
 
-func decodeIndex(b []byte) (*registry.Index, Fingerprint, string, error) {
+func decodeIndex(b []byte) (*registry.Index, Fingerprint, string, *Lines, error) {
 	d := &decoder{b: b}
 	producer := d.str()
 	var fp Fingerprint
@@ -241,11 +245,12 @@ func decodeIndex(b []byte) (*registry.Index, Fingerprint, string, error) {
 		}
 		m.Body = d.body()
 	}
+	lines := decodeLines(d)
 	if d.err == nil && len(d.b) != 0 {
 		d.err = fmt.Errorf("%d unexpected bytes after the index", len(d.b))
 	}
 	if d.err != nil {
-		return nil, Fingerprint{}, "", d.err
+		return nil, Fingerprint{}, "", nil, d.err
 	}
-	return x, fp, producer, nil
+	return x, fp, producer, lines, nil
 }

@@ -179,7 +179,10 @@ func TestFinishFromMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x, err := registry.Load(t.Context(), os.DirFS(cat), registry.Options{Sink: w})
+	if err := w.KeepLines(nil); err != nil {
+		t.Fatal(err)
+	}
+	x, err := registry.Load(t.Context(), os.DirFS(cat), registry.Options{Sink: w, Lines: w})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/fastopm/fastopm/pkg/registry"
 )
@@ -34,10 +35,20 @@ type Snapshot struct {
 	// Path is the cache file ("" for an unlinked temporary file).
 	Path string
 
+	// Modified is when the snapshot was made: the cache file's time for
+	// a saved cache. The HTTP side gives it as Last-Modified, as catalogd
+	// gives its catalog file's.
+	Modified time.Time
+
 	f         Storage
 	bodiesEnd int64
+	lines     *Lines
 	closed    atomic.Bool
 }
+
+// Lines is the catalog as JSON lines, as catalogd serves it; nil for a
+// cold start that did not keep them (Writer.KeepLines).
+func (s *Snapshot) Lines() *Lines { return s.lines }
 
 // Reason says why a cache was not used.
 type Reason int
@@ -185,24 +196,40 @@ func load(f *os.File, path string) (*Snapshot, error) {
 	if crc32.Checksum(idx, castagnoli) != binary.LittleEndian.Uint32(t[16:]) {
 		return nil, rejected(Corrupt, path, "the index checksum does not match")
 	}
-	x, fp, producer, err := decodeIndex(idx)
+	x, fp, producer, lines, err := decodeIndex(idx)
 	if err != nil {
 		return nil, rejected(Corrupt, path, "the index does not decode: %v", err)
 	}
 	if err := x.Validate(); err != nil {
 		return nil, rejected(Corrupt, path, "%v", err)
 	}
+	if lines != nil && (lines.off < headerSize || lines.off+lines.size > int64(off)) {
+		return nil, rejected(Corrupt, path, "the catalog's JSON lines are out of range")
+	}
 	for i := range x.Bundles {
-		if !inRange(x.Bundles[i].Body, int64(off)) || x.Bundles[i].Body.Prefix > x.Bundles[i].Body.Len || x.Bundles[i].Body.Prefix < recordHeader {
+		if !inRange(x.Bundles[i].Body, bodiesEnd(lines, off)) || x.Bundles[i].Body.Prefix > x.Bundles[i].Body.Len || x.Bundles[i].Body.Prefix < recordHeader {
 			return nil, rejected(Corrupt, path, "bundle %q: answer location out of range", x.Bundles[i].Name)
 		}
 	}
 	for i := range x.Metas {
-		if !inRange(x.Metas[i].Body, int64(off)) || x.Metas[i].Body.Len < 4 {
+		if !inRange(x.Metas[i].Body, bodiesEnd(lines, off)) || x.Metas[i].Body.Len < 4 {
 			return nil, rejected(Corrupt, path, "custom blob %q: location out of range", x.Metas[i].Name)
 		}
 	}
-	return &Snapshot{Index: x, Fingerprint: fp, Producer: producer, Path: path, f: f, bodiesEnd: int64(off)}, nil
+	if lines != nil {
+		lines.f = f
+		lines.finish()
+	}
+	return &Snapshot{Index: x, Fingerprint: fp, Producer: producer, Path: path, f: f, bodiesEnd: bodiesEnd(lines, off), lines: lines, Modified: st.ModTime()}, nil
+}
+
+// bodiesEnd is where a saved cache's records end: at its lines, or at its
+// index (off).
+func bodiesEnd(lines *Lines, off uint64) int64 {
+	if lines != nil {
+		return lines.off
+	}
+	return int64(off)
 }
 
 func inRange(r registry.BodyRef, end int64) bool {
@@ -289,6 +316,14 @@ func (s *Snapshot) Verify(ctx context.Context) error {
 	}
 	if !slices.IsSortedFunc(spans, func(a, b span) int { return cmp.Compare(a.off, b.off) }) {
 		slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.off, b.off) })
+	}
+	if s.lines != nil {
+		if err := s.lines.verify(ctx); err != nil {
+			if errors.Is(err, ErrCorruptAnswer) {
+				return rejected(Corrupt, s.Path, "%v", err)
+			}
+			return err
+		}
 	}
 	var (
 		buf    = make([]byte, verifyWindow)

@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/fastopm/fastopm/pkg/registry"
 	"github.com/fastopm/fastopm/pkg/scratch"
@@ -24,7 +25,11 @@ import (
 //	         index). In a saved cache (Finish) they are in the index's
 //	         order, so the file is reproducible; in the unsaved cache of a
 //	         cold start (Snapshot), in the order they were produced.
-//	index    the serialized registry.Index and catalog fingerprint
+//	lines    the catalog as JSON lines, in catalogd's order (lines.go);
+//	         always in a saved cache, in a cold start's only when asked
+//	         for (KeepLines)
+//	index    the serialized registry.Index, catalog fingerprint and the
+//	         table of the lines
 //	trailer  32 bytes: index offset and length (uint64 LE), CRC-32C of the
 //	         index, format version (uint32 LE), magic "FOPMIDX\x00"
 //
@@ -41,7 +46,7 @@ const (
 // encoding. It changes whenever a cache built by an older opm could answer
 // differently from a fresh one; such a cache is rebuilt (or refused, with
 // integrity enforcement).
-const FormatVersion = 1
+const FormatVersion = 2
 
 // Writer stores answers in a cache file as a catalog is read. It is the
 // registry.Sink of a cache build; its methods are safe for concurrent use.
@@ -59,6 +64,8 @@ type Writer struct {
 	pending    []byte
 	pendingOff int64
 	err        error
+
+	lines *lineLog // KeepLines
 }
 
 // A record up to batchRecord bytes waits in Writer.pending until
@@ -250,7 +257,6 @@ func (w *Writer) Finish(ctx context.Context, dst *os.File, x *registry.Index, fp
 		return nil, w.err
 	}
 	// Plan the moves, coalescing records that are already adjacent in w.
-	type move struct{ from, n int64 }
 	var moves []move
 	end := int64(headerSize)
 	var bad error
@@ -293,13 +299,32 @@ func (w *Writer) Finish(ctx context.Context, dst *os.File, x *registry.Index, fp
 	if pos, err := dst.Seek(0, io.SeekCurrent); err != nil || pos != end {
 		return nil, fmt.Errorf("write cache: bodies end at %d, want %d (%v)", pos, end, err)
 	}
+	bodiesEnd := end
+	var lines *Lines
+	if w.lines != nil {
+		if err := w.lines.flush(w); err != nil {
+			return nil, err
+		}
+		if len(w.lines.recs) == 0 && (len(x.Packages) > 0 || len(x.Metas) > 0) {
+			return nil, errors.New("write cache: the catalog's JSON lines were not stored (the load's Lines is not set)")
+		}
+		var lmoves []move
+		lines, lmoves = w.lines.order()
+		lines.off, lines.f = end, dst
+		var err error
+		if lines.sum, err = writeLines(ctx, dst, end, w.lines.stage.f, lmoves); err != nil {
+			return nil, err
+		}
+		end += lines.size
+		lines.finish()
+	}
 
 	at := uint64(headerSize)
 	eachBody(x, func(_ string, r *registry.BodyRef) {
 		r.Off = at
 		at += uint64(r.Len)
 	})
-	idx := encodeIndex(x, fp, producer)
+	idx := encodeIndex(x, fp, producer, lines)
 	var t [trailerSize]byte
 	binary.LittleEndian.PutUint64(t[0:], uint64(end))
 	binary.LittleEndian.PutUint64(t[8:], uint64(len(idx)))
@@ -309,7 +334,11 @@ func (w *Writer) Finish(ctx context.Context, dst *os.File, x *registry.Index, fp
 	if _, err := dst.WriteAt(append(idx, t[:]...), end); err != nil {
 		return nil, fmt.Errorf("write cache index: %w", err)
 	}
-	return &Snapshot{Index: x, Fingerprint: fp, Producer: producer, f: dst, bodiesEnd: end}, nil
+	modified := time.Now()
+	if st, err := dst.Stat(); err == nil {
+		modified = st.ModTime()
+	}
+	return &Snapshot{Index: x, Fingerprint: fp, Producer: producer, f: dst, bodiesEnd: bodiesEnd, lines: lines, Modified: modified}, nil
 }
 
 // eachBody calls fn with every body reference of x, in the order of the
@@ -346,7 +375,26 @@ func (w *Writer) Snapshot(x *registry.Index) (*Snapshot, error) {
 	if w.err != nil {
 		return nil, w.err
 	}
-	return &Snapshot{Index: x, f: w.f, bodiesEnd: w.size}, nil
+	snap := &Snapshot{Index: x, f: w.f, bodiesEnd: w.size, Modified: time.Now()}
+	if w.lines != nil {
+		stage := w.lines.stage
+		if err := w.lines.flush(w); err != nil {
+			return nil, err
+		}
+		lines, moves := w.lines.order()
+		lines.off, lines.f = w.size, w.f
+		var err error
+		if lines.sum, err = writeLines(context.Background(), w.f, w.size, stage.f, moves); err != nil {
+			return nil, err
+		}
+		if stage != w {
+			// The staged copies are not needed any more.
+			stage.f.Close()
+		}
+		lines.finish()
+		snap.lines = lines
+	}
+	return snap, nil
 }
 
 // Size is the number of bytes written so far.
@@ -354,6 +402,18 @@ func (w *Writer) Size() int64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.size
+}
+
+// flush writes the lines still pending in a staging Writer other than w
+// (whose lock the caller holds).
+func (l *lineLog) flush(w *Writer) error {
+	if l.stage == w {
+		return nil
+	}
+	l.stage.mu.Lock()
+	defer l.stage.mu.Unlock()
+	l.stage.flushLocked()
+	return l.stage.err
 }
 
 // errClosed is returned by reads after Close.

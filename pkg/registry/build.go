@@ -24,8 +24,17 @@ type Options struct {
 	// Stash, when set, keeps each package's icon and description out of
 	// memory until the load is done.
 	Stash Stash
+	// Lines, when set, receives every blob of the catalog as it is read
+	// (the JSON lines the HTTP side serves).
+	Lines LineSink
 	// Walk configures the catalog loader (Load).
 	Walk []declcfg.WalkOption
+}
+
+// LineSink keeps the blobs of a catalog. PutLine is called from several
+// goroutines at once; the Blob is only valid during the call.
+type LineSink interface {
+	PutLine(b *declcfg.Blob) error
 }
 
 // Builder makes an Index in one pass over a catalog's blobs: it feeds the
@@ -337,6 +346,15 @@ func sortMetas(ms []metaRec) []Meta {
 // answers in opts.Sink.
 func Load(ctx context.Context, fsys fs.FS, opts Options) (*Index, error) {
 	bld := NewBuilder(opts)
-	err := declcfg.Walk(ctx, fsys, bld.AddBlob, opts.Walk...)
+	fn := bld.AddBlob
+	if opts.Lines != nil {
+		fn = func(b *declcfg.Blob) error {
+			if err := opts.Lines.PutLine(b); err != nil {
+				return fmt.Errorf("store %s: %w", b.Pos(), err)
+			}
+			return bld.AddBlob(b)
+		}
+	}
+	err := declcfg.Walk(ctx, fsys, fn, opts.Walk...)
 	return bld.Build(err)
 }
