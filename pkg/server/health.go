@@ -38,6 +38,13 @@ func (h *Health) SetServing(serving bool) {
 	h.changed = make(chan struct{})
 }
 
+// Serving reports whether the status is SERVING.
+func (h *Health) Serving() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.serving
+}
+
 // Shutdown reports NOT_SERVING for good and ends the Watch streams.
 func (h *Health) Shutdown() {
 	h.mu.Lock()

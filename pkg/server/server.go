@@ -42,6 +42,9 @@ type Options struct {
 	// MaxMessageSize bounds every message the server sends. Defaults to
 	// DefaultMaxMessageSize.
 	MaxMessageSize int
+	// Unary and Stream are interceptors run around every call (metrics).
+	Unary  []grpc.UnaryServerInterceptor
+	Stream []grpc.StreamServerInterceptor
 }
 
 // Server serves one snapshot.
@@ -74,8 +77,16 @@ func New(snap *cache.Snapshot, opts Options) (*Server, error) {
 		// The handlers keep answers under the limit; this makes sure.
 		grpc.MaxSendMsgSize(limit),
 	}
+	unary, stream := opts.Unary, opts.Stream
 	if log.Enabled(context.Background(), slog.LevelDebug) {
-		gopts = append(gopts, grpc.ChainUnaryInterceptor(unaryLogger(log)), grpc.ChainStreamInterceptor(streamLogger(log)))
+		unary = append(unary, unaryLogger(log))
+		stream = append(stream, streamLogger(log))
+	}
+	if len(unary) > 0 {
+		gopts = append(gopts, grpc.ChainUnaryInterceptor(unary...))
+	}
+	if len(stream) > 0 {
+		gopts = append(gopts, grpc.ChainStreamInterceptor(stream...))
 	}
 	g := grpc.NewServer(gopts...)
 	svc := &service{snap: snap, x: snap.Index, log: log, limit: limit}
