@@ -12,14 +12,17 @@ import (
 	"net/http"
 	httppprof "net/http/pprof"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/fastopm/fastopm/alpha/declcfg"
 	"github.com/fastopm/fastopm/pkg/cache"
+	"github.com/fastopm/fastopm/pkg/httpserver"
 	"github.com/fastopm/fastopm/pkg/server"
 	"github.com/fastopm/fastopm/pkg/version"
 )
@@ -154,10 +157,27 @@ func (s Serve) Run(ctx context.Context) (err error) {
 			return fmt.Errorf("failed to listen: %w", err)
 		}
 	}
-	srv, err := server.New(snap, server.Options{Logger: log})
+	var (
+		metrics *httpserver.Metrics
+		sopts   = server.Options{Logger: log}
+	)
+	if s.httpOn() {
+		metrics = httpserver.NewMetrics()
+		sopts.Unary = append(sopts.Unary, metrics.Unary())
+		sopts.Stream = append(sopts.Stream, metrics.Stream())
+	}
+	srv, err := server.New(snap, sopts)
 	if err != nil {
 		lis.Close()
 		return err
+	}
+	var web *webServer
+	if s.httpOn() {
+		metrics.InitializeGRPC(srv.GRPC)
+		if web, err = s.startHTTP(snap, srv, metrics, log); err != nil {
+			lis.Close()
+			return err
+		}
 	}
 	srv.Health.SetServing(true)
 	served := make(chan error, 1)
@@ -165,13 +185,25 @@ func (s Serve) Run(ctx context.Context) (err error) {
 	prof.stopCapture()
 	log.Info("serving registry", "port", portOf(lis.Addr()), "packages", len(snap.Index.Packages),
 		"bundles", len(snap.Index.Bundles), "startup", time.Since(start).Round(time.Millisecond))
+	if metrics != nil {
+		metrics.SetLoadTime(time.Since(start))
+	}
 	if s.OnServing != nil {
 		s.OnServing(lis.Addr())
 	}
 
+	var webErr <-chan error
+	if web != nil {
+		webErr = web.served
+	}
 	select {
 	case err := <-served:
+		web.stop(time.Second)
 		return fmt.Errorf("serve: %w", err)
+	case err := <-webErr:
+		srv.Stop(time.Second)
+		<-served
+		return fmt.Errorf("serve HTTP: %w", err)
 	case <-ctx.Done():
 	}
 	log.Info("shutting down server")
@@ -179,11 +211,101 @@ func (s Serve) Run(ctx context.Context) (err error) {
 	if grace <= 0 {
 		grace = 30 * time.Second
 	}
+	// gRPC health turns NOT_SERVING first, so /readyz fails while both
+	// servers drain.
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); web.stop(grace) }()
 	srv.Stop(grace)
+	wg.Wait()
 	if err := <-served; err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	return nil
+}
+
+func (s Serve) httpOn() bool { return s.HTTPAddr != "" || s.HTTPListener != nil }
+
+// webServer is the HTTP side of serve (pkg/httpserver).
+type webServer struct {
+	srv    *http.Server
+	served chan error
+	log    *slog.Logger
+}
+
+// startHTTP starts serving the catalog over HTTP beside gRPC.
+func (s Serve) startHTTP(snap *cache.Snapshot, srv *server.Server, metrics *httpserver.Metrics, log *slog.Logger) (*webServer, error) {
+	name := s.HTTPCatalogName
+	if name == "" {
+		name = defaultCatalogName(s.CatalogDir)
+	}
+	hs, err := httpserver.New(snap, httpserver.Options{CatalogName: name, Ready: srv.Health.Serving, Metrics: metrics, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("--http-catalog-name: %w", err)
+	}
+	hsrv := hs.HTTPServer()
+	if (s.HTTPTLSCert == "") != (s.HTTPTLSKey == "") {
+		return nil, errors.New("--http-tls-cert and --http-tls-key must be given together")
+	}
+	if s.HTTPTLSCert != "" {
+		certs, err := httpserver.NewCertReloader(s.HTTPTLSCert, s.HTTPTLSKey)
+		if err != nil {
+			return nil, err
+		}
+		hsrv.TLSConfig = certs.TLSConfig()
+	}
+	lis := s.HTTPListener
+	if lis == nil {
+		if lis, err = net.Listen("tcp", s.HTTPAddr); err != nil {
+			return nil, fmt.Errorf("failed to listen on --http-addr: %w", err)
+		}
+	}
+	w := &webServer{srv: hsrv, served: make(chan error, 1), log: log}
+	go func() {
+		var err error
+		if hsrv.TLSConfig != nil {
+			err = hsrv.ServeTLS(lis, "", "")
+		} else {
+			err = hsrv.Serve(lis)
+		}
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		w.served <- err
+	}()
+	scheme := "http"
+	if hsrv.TLSConfig != nil {
+		scheme = "https"
+	}
+	log.Info("serving HTTP", "address", lis.Addr().String(), "scheme", scheme, "catalog", name)
+	return w, nil
+}
+
+// stop shuts the HTTP server down, letting requests finish for up to
+// grace. A nil webServer does nothing.
+func (w *webServer) stop(grace time.Duration) {
+	if w == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	if err := w.srv.Shutdown(ctx); err != nil {
+		w.log.Warn("HTTP requests did not finish in time; stopping", "error", err)
+		w.srv.Close()
+	}
+}
+
+// defaultCatalogName is the catalog directory's name when it can be a
+// catalog's name in catalogd's URLs, else "catalog".
+func defaultCatalogName(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	name := strings.ToLower(filepath.Base(dir))
+	if httpserver.ValidCatalogName(name) != nil {
+		return "catalog"
+	}
+	return name
 }
 
 func portOf(a net.Addr) string {

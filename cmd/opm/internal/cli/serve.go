@@ -28,7 +28,12 @@ will not be reflected in the served content.
 The server answers the Registry API of OLM catalog images, the standard gRPC
 health service (SERVING for any service name once the catalog is loaded) and
 server reflection. It stops gracefully on SIGTERM or SIGINT. Unlike upstream
-opm, the pprof endpoint is off unless --pprof-addr is given an address.`,
+opm, the pprof endpoint is off unless --pprof-addr is given an address.
+
+With --http-addr the same process also serves the catalog over HTTP, from
+the same snapshot: OLM v1 catalogd's API (/api/v1/all, /api/v1/metas, also
+under /catalogs/NAME/), JSON answers (/api/v1/packages, /api/v1/updates),
+/healthz, /readyz, Prometheus /metrics and a web page at /.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a.CatalogDir = args[0]
@@ -55,6 +60,10 @@ opm, the pprof endpoint is off unless --pprof-addr is given an address.`,
 	f.BoolVar(&a.PprofCaptureProfiles, "pprof-capture-profiles", false, "capture pprof CPU profiles")
 	f.StringVar(&a.CacheDir, "cache-dir", "", "if set, sync and persist server cache directory")
 	f.BoolVar(&a.CacheOnly, "cache-only", false, "sync the serve cache and exit without serving")
+	f.StringVar(&a.HTTPAddr, "http-addr", "", "also serve the catalog over HTTP on this address (addr:port, e.g. :8080); empty (the default) disables it")
+	f.StringVar(&a.HTTPCatalogName, "http-catalog-name", "", "the catalog's name in catalogd's URLs /catalogs/NAME/api/v1/... (default: the catalog directory's name)")
+	f.StringVar(&a.HTTPTLSCert, "http-tls-cert", "", "serve HTTPS with this certificate file (PEM; reloaded when it changes); needs --http-tls-key")
+	f.StringVar(&a.HTTPTLSKey, "http-tls-key", "", "the private key file (PEM) of --http-tls-cert")
 	f.BoolVar(&enforce, "cache-enforce-integrity", false, "exit with error if cache is not present or has been invalidated. (default: true when --cache-dir is set and --cache-only is false, false otherwise), ")
 	return cmd
 }

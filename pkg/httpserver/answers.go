@@ -1,0 +1,493 @@
+package httpserver
+
+import (
+	"bytes"
+	"cmp"
+	"container/list"
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fastopm/fastopm/alpha/declcfg"
+	"github.com/fastopm/fastopm/alpha/graph"
+	"github.com/fastopm/fastopm/alpha/model"
+	"github.com/fastopm/fastopm/alpha/updates"
+	"github.com/fastopm/fastopm/pkg/cache"
+	"github.com/fastopm/fastopm/pkg/graphsvg"
+)
+
+// The JSON answers for people and tools. The package list comes from the
+// snapshot's index; a package's answers from its own JSON lines, decoded
+// into the upgrade-graph model (alpha/model) when first asked for.
+
+// pkgSummary is one package of /api/v1/packages.
+type pkgSummary struct {
+	Name           string   `json:"name"`
+	DefaultChannel string   `json:"defaultChannel"`
+	Channels       []string `json:"channels"`
+	Bundles        int      `json:"bundles"`
+	Deprecated     string   `json:"deprecated,omitempty"`
+
+	lower string
+}
+
+func summaries(snap *cache.Snapshot) []pkgSummary {
+	x := snap.Index
+	counts := make([]int, len(x.Packages))
+	for i := range x.Bundles {
+		counts[x.Bundles[i].Package]++
+	}
+	out := make([]pkgSummary, len(x.Packages))
+	for i := range x.Packages {
+		p := &x.Packages[i]
+		sum := pkgSummary{Name: p.Name, DefaultChannel: p.DefaultChannel, Bundles: counts[i], Channels: []string{}, lower: strings.ToLower(p.Name)}
+		for j := range p.Channels {
+			sum.Channels = append(sum.Channels, p.Channels[j].Name)
+		}
+		if p.Deprecation != nil {
+			sum.Deprecated = p.Deprecation.Message
+		}
+		out[i] = sum
+	}
+	slices.SortFunc(out, func(a, b pkgSummary) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+type packagesAnswer struct {
+	Catalog  string       `json:"catalog"`
+	Total    int          `json:"total"`
+	Packages []pkgSummary `json:"packages"`
+}
+
+const (
+	defaultLimit = 50
+	maxLimit     = 1000
+	// maxQuery bounds the search text and the other parameters.
+	maxQuery = 256
+)
+
+func (s *Server) packages(w http.ResponseWriter, r *http.Request) {
+	if !onlyParams(w, r, "q", "limit") {
+		return
+	}
+	q := r.URL.Query()
+	text := strings.ToLower(q.Get("q"))
+	if len(text) > maxQuery {
+		jsonError(w, r, http.StatusBadRequest, "q is longer than %d bytes", maxQuery)
+		return
+	}
+	limit := defaultLimit
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxLimit {
+			jsonError(w, r, http.StatusBadRequest, "limit must be a number from 1 to %d", maxLimit)
+			return
+		}
+		limit = n
+	}
+	a := packagesAnswer{Catalog: s.opts.CatalogName, Packages: []pkgSummary{}}
+	for _, p := range s.pkgs {
+		if !strings.Contains(p.lower, text) {
+			continue
+		}
+		a.Total++
+		if len(a.Packages) < limit {
+			a.Packages = append(a.Packages, p)
+		}
+	}
+	writeJSON(w, r, http.StatusOK, a)
+}
+
+// view is what the answers about one package need, decoded from its lines.
+type view struct {
+	name        string
+	model       model.Model
+	graph       *graph.Graph
+	description string
+	icon        *declcfg.Icon
+
+	svgMu sync.Mutex
+	svg   map[string][]byte // by channel ("" for every channel)
+}
+
+// view returns the decoded package, or nil when the catalog has no such
+// package.
+func (s *Server) view(ctx context.Context, name string) (*view, error) {
+	if _, ok := slices.BinarySearchFunc(s.pkgs, name, func(p pkgSummary, n string) int { return strings.Compare(p.Name, n) }); !ok {
+		return nil, nil
+	}
+	return s.views.get(name, func() (*view, error) { return s.decode(ctx, name) })
+}
+
+// decode reads the package's lines: its olm.package blob and every blob
+// whose package is name.
+func (s *Server) decode(ctx context.Context, name string) (*view, error) {
+	l := s.lines
+	idx := append(l.Select(declcfg.SchemaPackage, "", name), l.Select("", name, "")...)
+	slices.Sort(idx)
+	idx = slices.Compact(idx)
+	mb, gb := model.NewBuilder(), graph.NewBuilder()
+	gb.NextCatalog()
+	v := &view{name: name, svg: map[string][]byte{}}
+	var buf []byte
+	for n, i := range idx {
+		if n%64 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		off, size := l.Line(int(i))
+		if cap(buf) < int(size) {
+			buf = make([]byte, size)
+		}
+		buf = buf[:size]
+		if _, err := l.ReadAt(buf, off); err != nil {
+			return nil, fmt.Errorf("read package %q: %w", name, err)
+		}
+		schema, pkg, nm := l.Meta(int(i))
+		b := &declcfg.Blob{Meta: declcfg.Meta{Schema: schema, Package: pkg, Name: nm, JSON: bytes.TrimSuffix(buf, []byte("\n"))},
+			Path: "catalog.jsonl", Index: n, Line: int(i) + 1, Col: 1}
+		mb.AddBlob(b)
+		if err := gb.AddBlob(b); err != nil {
+			return nil, fmt.Errorf("package %q: %w", name, err)
+		}
+		if schema == declcfg.SchemaPackage && nm == name {
+			p, err := declcfg.DecodePackage(b.JSON)
+			if err != nil {
+				return nil, fmt.Errorf("package %q: %w", name, err)
+			}
+			v.description, v.icon = p.Description, p.Icon
+		}
+	}
+	m, _ := mb.Build() // the catalog was validated when it was loaded
+	if m[name] == nil {
+		return nil, fmt.Errorf("package %q has no olm.package blob", name)
+	}
+	v.model = model.Model{name: m[name]}
+	g, err := gb.Build()
+	if err != nil {
+		return nil, fmt.Errorf("package %q: %w", name, err)
+	}
+	v.graph = g
+	return v, nil
+}
+
+// viewCache keeps the packages asked for last.
+type viewCache struct {
+	max int
+
+	mu      sync.Mutex
+	order   *list.List // of *viewEntry, most recent first
+	entries map[string]*list.Element
+}
+
+type viewEntry struct {
+	name string
+	once sync.Once
+	v    *view
+	err  error
+}
+
+func newViewCache(max int) *viewCache {
+	return &viewCache{max: max, order: list.New(), entries: map[string]*list.Element{}}
+}
+
+// get returns the view of name, decoding it once however many requests
+// ask at the same time. A failed decode is not kept.
+func (c *viewCache) get(name string, decode func() (*view, error)) (*view, error) {
+	c.mu.Lock()
+	el, ok := c.entries[name]
+	if ok {
+		c.order.MoveToFront(el)
+	} else {
+		el = c.order.PushFront(&viewEntry{name: name})
+		c.entries[name] = el
+		for c.order.Len() > c.max {
+			last := c.order.Back()
+			c.order.Remove(last)
+			delete(c.entries, last.Value.(*viewEntry).name)
+		}
+	}
+	e := el.Value.(*viewEntry)
+	c.mu.Unlock()
+	e.once.Do(func() { e.v, e.err = decode() })
+	if e.err != nil {
+		c.mu.Lock()
+		if cur, ok := c.entries[name]; ok && cur == el {
+			c.order.Remove(el)
+			delete(c.entries, name)
+		}
+		c.mu.Unlock()
+	}
+	return e.v, e.err
+}
+
+// packageAnswer is /api/v1/packages/{package}.
+type packageAnswer struct {
+	Name           string          `json:"name"`
+	DefaultChannel string          `json:"defaultChannel"`
+	Description    string          `json:"description,omitempty"`
+	Icon           bool            `json:"icon"`
+	Deprecated     string          `json:"deprecated,omitempty"`
+	Channels       []channelAnswer `json:"channels"`
+	Bundles        []bundleAnswer  `json:"bundles"`
+}
+
+type channelAnswer struct {
+	Name       string        `json:"name"`
+	Head       string        `json:"head,omitempty"`
+	Deprecated string        `json:"deprecated,omitempty"`
+	Entries    []entryAnswer `json:"entries"`
+}
+
+type entryAnswer struct {
+	Name       string   `json:"name"`
+	Version    string   `json:"version,omitempty"`
+	Replaces   string   `json:"replaces,omitempty"`
+	Skips      []string `json:"skips,omitempty"`
+	SkipRange  string   `json:"skipRange,omitempty"`
+	Deprecated string   `json:"deprecated,omitempty"`
+	InCatalog  bool     `json:"inCatalog"`
+}
+
+type bundleAnswer struct {
+	Name       string   `json:"name"`
+	Version    string   `json:"version,omitempty"`
+	Image      string   `json:"image,omitempty"`
+	Channels   []string `json:"channels"`
+	Deprecated string   `json:"deprecated,omitempty"`
+}
+
+func message(d *model.Deprecation) string {
+	if d == nil {
+		return ""
+	}
+	return d.Message
+}
+
+// pkgOf answers the package of the request's path, or writes the error.
+func (s *Server) pkgOf(w http.ResponseWriter, r *http.Request) *view {
+	name := r.PathValue("package")
+	v, err := s.view(r.Context(), name)
+	switch {
+	case err != nil:
+		s.log.Error("cannot read a package", "package", name, "error", err)
+		jsonError(w, r, http.StatusInternalServerError, "cannot read package %q", name)
+	case v == nil:
+		jsonError(w, r, http.StatusNotFound, "package %q not found in the catalog", name)
+	}
+	return v
+}
+
+func (s *Server) pkg(w http.ResponseWriter, r *http.Request) {
+	if !onlyParams(w, r) {
+		return
+	}
+	v := s.pkgOf(w, r)
+	if v == nil {
+		return
+	}
+	p := v.model[v.name]
+	a := packageAnswer{Name: p.Name, Description: v.description, Icon: v.icon != nil && len(v.icon.Data) > 0,
+		Deprecated: message(p.Deprecation), Channels: []channelAnswer{}, Bundles: []bundleAnswer{}}
+	if p.DefaultChannel != nil {
+		a.DefaultChannel = p.DefaultChannel.Name
+	}
+	type bundleInfo struct {
+		b        *model.Bundle
+		channels []string
+	}
+	bundles := map[string]*bundleInfo{}
+	for _, cn := range sortedKeys(p.Channels) {
+		ch := p.Channels[cn]
+		ca := channelAnswer{Name: ch.Name, Deprecated: message(ch.Deprecation), Entries: []entryAnswer{}}
+		if h, err := ch.Head(); err == nil {
+			ca.Head = h.Name
+		}
+		for _, b := range channelOrder(ch) {
+			e := entryAnswer{Name: b.Name, Replaces: b.Replaces, Skips: b.Skips, SkipRange: b.SkipRange,
+				Deprecated: message(b.Deprecation), InCatalog: b.HasBlob}
+			if b.HasBlob {
+				e.Version = b.Version.String()
+				bi := bundles[b.Name]
+				if bi == nil {
+					bi = &bundleInfo{b: b}
+					bundles[b.Name] = bi
+				}
+				bi.channels = append(bi.channels, ch.Name)
+			}
+			ca.Entries = append(ca.Entries, e)
+		}
+		a.Channels = append(a.Channels, ca)
+	}
+	for _, bi := range bundles {
+		a.Bundles = append(a.Bundles, bundleAnswer{Name: bi.b.Name, Version: bi.b.Version.String(), Image: bi.b.Image,
+			Channels: bi.channels, Deprecated: message(bi.b.Deprecation)})
+	}
+	slices.SortFunc(a.Bundles, func(x, y bundleAnswer) int {
+		if c := bundles[y.Name].b.Version.Compare(bundles[x.Name].b.Version); c != 0 {
+			return c
+		}
+		return strings.Compare(x.Name, y.Name)
+	})
+	writeJSON(w, r, http.StatusOK, a)
+}
+
+// channelOrder lists a channel's entries in OLM's upgrade order, head
+// first (alpha/updates), then the entries OLM never installs (skipped
+// ones), highest version first. A channel without a single chain is
+// listed by version.
+func channelOrder(ch *model.Channel) []*model.Bundle {
+	var order []*model.Bundle
+	if g, err := updates.NewGraph(ch); err == nil {
+		order = slices.Clone(g.Order)
+	}
+	var rest []*model.Bundle
+	for _, b := range ch.Bundles {
+		if !slices.Contains(order, b) {
+			rest = append(rest, b)
+		}
+	}
+	slices.SortFunc(rest, func(a, b *model.Bundle) int {
+		if c := b.Version.Compare(a.Version); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
+	return append(order, rest...)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func (s *Server) icon(w http.ResponseWriter, r *http.Request) {
+	if !onlyParams(w, r) {
+		return
+	}
+	v := s.pkgOf(w, r)
+	if v == nil {
+		return
+	}
+	if v.icon == nil || len(v.icon.Data) == 0 {
+		jsonError(w, r, http.StatusNotFound, "package %q has no icon", v.name)
+		return
+	}
+	typ := v.icon.MediaType
+	if !strings.HasPrefix(typ, "image/") {
+		typ = "application/octet-stream"
+	}
+	w.Header().Set("Content-Type", typ)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	// An SVG icon must not run scripts when opened on its own.
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; sandbox")
+	http.ServeContent(w, r, "", s.snap.Modified, bytes.NewReader(v.icon.Data))
+}
+
+// graphTimeout bounds the layout of one graph.
+const graphTimeout = 30 * time.Second
+
+func (s *Server) graph(w http.ResponseWriter, r *http.Request) {
+	if !onlyParams(w, r, "channel") {
+		return
+	}
+	v := s.pkgOf(w, r)
+	if v == nil {
+		return
+	}
+	channel := r.URL.Query().Get("channel")
+	if channel != "" && v.model[v.name].Channels[channel] == nil {
+		jsonError(w, r, http.StatusNotFound, "channel %q not found in package %q", channel, v.name)
+		return
+	}
+	v.svgMu.Lock()
+	svg, ok := v.svg[channel]
+	v.svgMu.Unlock()
+	if !ok {
+		var err error
+		if svg, err = s.drawGraph(r.Context(), v, channel); err != nil {
+			if r.Context().Err() == nil {
+				s.log.Error("cannot draw a graph", "package", v.name, "channel", channel, "error", err)
+				jsonError(w, r, http.StatusInternalServerError, "cannot draw the graph of package %q: %v", v.name, err)
+			}
+			return
+		}
+		v.svgMu.Lock()
+		v.svg[channel] = svg
+		v.svgMu.Unlock()
+	}
+	w.Header().Set("Content-Type", "image/svg+xml")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; sandbox")
+	http.ServeContent(w, r, "", s.snap.Modified, bytes.NewReader(svg))
+}
+
+// drawGraph lays out the package's graph (one channel, or all) as
+// `opm alpha render-graph -o svg` does.
+func (s *Server) drawGraph(ctx context.Context, v *view, channel string) ([]byte, error) {
+	g := v.graph
+	if channel != "" {
+		gc := *g
+		gc.Channels = nil
+		for _, c := range g.Channels {
+			if c.Name == channel {
+				gc.Channels = append(gc.Channels, c)
+			}
+		}
+		g = &gc
+	}
+	var dot bytes.Buffer
+	if err := g.WriteDOT(&dot, graph.Selection{Package: v.name}); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, graphTimeout)
+	defer cancel()
+	return graphsvg.SVG(ctx, dot.Bytes())
+}
+
+func (s *Server) updates(w http.ResponseWriter, r *http.Request) {
+	if !onlyParams(w, r, "package", "channel", "from") {
+		return
+	}
+	q := r.URL.Query()
+	pkg, channel, from := q.Get("package"), q.Get("channel"), q.Get("from")
+	for _, p := range [][2]string{{"package", pkg}, {"from", from}} {
+		if p[1] == "" {
+			jsonError(w, r, http.StatusBadRequest, "the %s parameter is required", p[0])
+			return
+		}
+	}
+	if len(pkg) > maxQuery || len(channel) > maxQuery || len(from) > maxQuery {
+		jsonError(w, r, http.StatusBadRequest, "a parameter is longer than %d bytes", maxQuery)
+		return
+	}
+	v, err := s.view(r.Context(), pkg)
+	switch {
+	case err != nil:
+		s.log.Error("cannot read a package", "package", pkg, "error", err)
+		jsonError(w, r, http.StatusInternalServerError, "cannot read package %q", pkg)
+		return
+	case v == nil:
+		jsonError(w, r, http.StatusNotFound, "package %q not found in the catalog", pkg)
+		return
+	}
+	p := v.model[pkg]
+	if channel != "" && p.Channels[channel] == nil {
+		jsonError(w, r, http.StatusNotFound, "channel %q not found in package %q (its channels: %s)", channel, pkg, strings.Join(sortedKeys(p.Channels), ", "))
+		return
+	}
+	a, err := updates.Query{Model: v.model, Package: pkg, Channel: channel, From: from}.Run()
+	if err != nil {
+		jsonError(w, r, http.StatusBadRequest, "%v", err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, a)
+}

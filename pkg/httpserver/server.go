@@ -1,0 +1,232 @@
+// Package httpserver serves a catalog's serve snapshot over HTTP, beside
+// the gRPC Registry API of pkg/server, from the same snapshot:
+//
+//   - OLM v1 catalogd's API: /api/v1/all (the catalog as JSON lines) and
+//     /api/v1/metas (the blobs of a schema, package and name), with
+//     catalogd's bytes, headers and status codes, also under catalogd's
+//     /catalogs/NAME/ prefix;
+//   - JSON answers for people and tools: the packages, one package, its
+//     upgrade graph as SVG, and the upgrade path of an installed bundle
+//     (alpha/updates);
+//   - /healthz, /readyz and Prometheus /metrics;
+//   - a small web page (pkg/httpserver/ui).
+//
+// Everything is answered from the snapshot's JSON lines and their index
+// (cache.Lines): a package's answers read only that package's lines, and
+// the few packages asked for last are kept, decoded, in a small cache.
+package httpserver
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/klauspost/compress/gzhttp"
+
+	"github.com/fastopm/fastopm/pkg/cache"
+)
+
+// Options configure a Server.
+type Options struct {
+	// CatalogName is the catalog's name in catalogd's URLs
+	// (/catalogs/NAME/api/v1/all). It must be a DNS-1123 subdomain.
+	CatalogName string
+	// Ready reports whether the catalog is served (gRPC health SERVING):
+	// /readyz answers 200 exactly then.
+	Ready func() bool
+	// Metrics, when set, counts the requests and serves /metrics.
+	Metrics *Metrics
+	// Logger receives errors, and every request at debug level.
+	Logger *slog.Logger
+	// IdleWrite is how long a response may wait for a client that does not
+	// read before the connection is closed (default 1 minute).
+	IdleWrite time.Duration
+}
+
+// Server answers HTTP requests from one snapshot.
+type Server struct {
+	snap  *cache.Snapshot
+	lines *cache.Lines
+	opts  Options
+	log   *slog.Logger
+	views *viewCache
+	pkgs  []pkgSummary // the package list, by name
+	h     http.Handler
+}
+
+// validName is a DNS-1123 subdomain, as catalogd requires of a catalog's
+// name.
+var validName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+
+// ValidCatalogName says why name cannot be a catalog's name in catalogd's
+// URLs, or returns nil.
+func ValidCatalogName(name string) error {
+	if len(name) > 253 || !validName.MatchString(name) {
+		return fmt.Errorf("invalid catalog name %q: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character", name)
+	}
+	return nil
+}
+
+// New makes the Server of snap, which must hold the catalog's JSON lines
+// (a saved cache always does; a cold start keeps them when asked).
+func New(snap *cache.Snapshot, opts Options) (*Server, error) {
+	if snap.Lines() == nil {
+		return nil, errors.New("the snapshot does not hold the catalog's JSON lines")
+	}
+	if err := ValidCatalogName(opts.CatalogName); err != nil {
+		return nil, err
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.Ready == nil {
+		opts.Ready = func() bool { return true }
+	}
+	if opts.IdleWrite <= 0 {
+		opts.IdleWrite = time.Minute
+	}
+	s := &Server{snap: snap, lines: snap.Lines(), opts: opts, log: opts.Logger, views: newViewCache(8)}
+	s.pkgs = summaries(snap)
+	if opts.Metrics != nil {
+		opts.Metrics.setCatalog(snap)
+	}
+	s.h = s.routes()
+	return s, nil
+}
+
+// Handler serves every route.
+func (s *Server) Handler() http.Handler { return s.h }
+
+// routes builds the handler tree: the catalog's routes at the root and
+// under /catalogs/NAME/, compressed with gzip when the client accepts it
+// (catalogd does the same, with the same library), counted by route.
+func (s *Server) routes() http.Handler {
+	type route struct {
+		pattern string // method and path, relative to the catalog's root
+		name    string // the metrics' handler label
+		h       http.HandlerFunc
+	}
+	catalog := []route{
+		{"GET /api/v1/all", "all", s.all},
+		{"GET /api/v1/metas", "metas", s.metas},
+		{"GET /api/v1/packages", "packages", s.packages},
+		{"GET /api/v1/packages/{package}", "package", s.pkg},
+		{"GET /api/v1/packages/{package}/icon", "icon", s.icon},
+		{"GET /api/v1/packages/{package}/graph.svg", "graph", s.graph},
+		{"GET /api/v1/updates", "updates", s.updates},
+	}
+	inner := http.NewServeMux()
+	for _, r := range catalog {
+		inner.Handle(r.pattern, s.instrument(r.name, r.h))
+	}
+
+	top := http.NewServeMux()
+	top.Handle("GET /healthz", s.instrument("healthz", http.HandlerFunc(s.healthz)))
+	top.Handle("GET /readyz", s.instrument("readyz", http.HandlerFunc(s.readyz)))
+	if m := s.opts.Metrics; m != nil {
+		top.Handle("GET /metrics", s.instrument("metrics", m.Handler()))
+	}
+	prefix := "/catalogs/" + s.opts.CatalogName
+	top.Handle("/catalogs/{catalog}/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := r.PathValue("catalog")
+		if err := ValidCatalogName(name); err != nil {
+			s.instrument("other", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+			})).ServeHTTP(w, r)
+			return
+		}
+		if name != s.opts.CatalogName {
+			s.instrument("other", http.HandlerFunc(notFound)).ServeHTTP(w, r)
+			return
+		}
+		http.StripPrefix(prefix, inner).ServeHTTP(w, r)
+	}))
+	top.Handle("/", inner)
+	return gzhttp.GzipHandler(top)
+}
+
+// notFound is catalogd's 404.
+func notFound(w http.ResponseWriter, _ *http.Request) {
+	http.Error(w, "404 Not Found", http.StatusNotFound)
+}
+
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = io.WriteString(w, "ok\n")
+}
+
+func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if !s.opts.Ready() {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = io.WriteString(w, "not serving\n")
+		return
+	}
+	_, _ = io.WriteString(w, "ok\n")
+}
+
+// apiError is the body of a JSON route's error.
+type apiError struct {
+	Error string `json:"error"`
+}
+
+// writeJSON writes v as the answer of a JSON route.
+func writeJSON(w http.ResponseWriter, r *http.Request, code int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		code, b = http.StatusInternalServerError, []byte(`{"error":"cannot encode the answer"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(append(b, '\n'))
+	}
+}
+
+func jsonError(w http.ResponseWriter, r *http.Request, code int, format string, args ...any) {
+	writeJSON(w, r, code, apiError{Error: fmt.Sprintf(format, args...)})
+}
+
+// onlyParams refuses a request with a query parameter not in names.
+func onlyParams(w http.ResponseWriter, r *http.Request, names ...string) bool {
+	for p := range r.URL.Query() {
+		ok := false
+		for _, n := range names {
+			ok = ok || p == n
+		}
+		if !ok {
+			jsonError(w, r, http.StatusBadRequest, "unknown parameter %q (allowed: %s)", p, strings.Join(names, ", "))
+			return false
+		}
+	}
+	return true
+}
+
+// Limits of the HTTP server: a request's header must arrive within
+// ReadHeaderTimeout and fit MaxHeaderBytes (a longer query string gets a
+// 431); no route reads a body.
+const (
+	ReadHeaderTimeout = 10 * time.Second
+	MaxHeaderBytes    = 64 << 10
+	IdleTimeout       = 2 * time.Minute
+)
+
+// HTTPServer is an http.Server for the Server's handler, with the limits
+// above. ReadTimeout is unset on purpose: a large download is bounded by
+// IdleWrite (a client that stops reading), not by its total time.
+func (s *Server) HTTPServer() *http.Server {
+	return &http.Server{
+		Handler:           s.h,
+		ReadHeaderTimeout: ReadHeaderTimeout,
+		MaxHeaderBytes:    MaxHeaderBytes,
+		IdleTimeout:       IdleTimeout,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+}
