@@ -26,6 +26,8 @@ var layers = [][]string{
 	{"alpha/model", "alpha/graph"},
 	// Infrastructure over the format and the model.
 	{"pkg/schema", "pkg/bundle", "pkg/image", "pkg/catalogimage", "pkg/registry", "pkg/cache", "pkg/server", "alpha/updates", "pkg/configmap", "pkg/graphsvg"},
+	// The HTTP side of serve, over the snapshot, the graph and the updates.
+	{"pkg/httpserver"},
 	// The substitutes catalog template.
 	{"alpha/template/substitutes"},
 	// One use case per command.
