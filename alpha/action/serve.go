@@ -336,6 +336,9 @@ func (s Serve) load(ctx context.Context, fsys fs.FS, log *slog.Logger) (*cache.S
 			// request: check every stored answer, not only the index.
 			err = snap.Verify(ctx)
 		}
+		if err == nil && s.httpOn() {
+			err = snap.VerifyLines(ctx)
+		}
 		if err != nil {
 			snap.Close()
 		}

@@ -150,6 +150,9 @@ func TestLines(t *testing.T) {
 		if err := snap.Verify(t.Context()); err != nil {
 			t.Fatal(err)
 		}
+		if err := snap.VerifyLines(t.Context()); err != nil {
+			t.Fatal(err)
+		}
 		check(t, snap)
 	})
 }
@@ -166,7 +169,8 @@ func slicesEqual(a, b []int32) bool {
 	return true
 }
 
-// A damaged byte in the lines makes the cache corrupt for Verify.
+// A damaged byte in the lines makes the cache corrupt for VerifyLines
+// (and only for it: Verify checks what gRPC serves).
 func TestLinesVerify(t *testing.T) {
 	dir := t.TempDir()
 	snap, err := buildDir(t.Context(), linesCatalog, dir, "test")
@@ -189,10 +193,13 @@ func TestLinesVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer snap.Close()
-	err = snap.Verify(t.Context())
+	if err := snap.Verify(t.Context()); err != nil {
+		t.Fatalf("Verify reads the lines: %v", err)
+	}
+	err = snap.VerifyLines(t.Context())
 	var rej *RejectedError
 	if !errors.As(err, &rej) || rej.Reason != Corrupt || !strings.Contains(err.Error(), "JSON lines") {
-		t.Fatalf("Verify = %v, want a corrupt cache naming the JSON lines", err)
+		t.Fatalf("VerifyLines = %v, want a corrupt cache naming the JSON lines", err)
 	}
 }
 

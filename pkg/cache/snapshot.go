@@ -317,14 +317,6 @@ func (s *Snapshot) Verify(ctx context.Context) error {
 	if !slices.IsSortedFunc(spans, func(a, b span) int { return cmp.Compare(a.off, b.off) }) {
 		slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.off, b.off) })
 	}
-	if s.lines != nil {
-		if err := s.lines.verify(ctx); err != nil {
-			if errors.Is(err, ErrCorruptAnswer) {
-				return rejected(Corrupt, s.Path, "%v", err)
-			}
-			return err
-		}
-	}
 	var (
 		buf    = make([]byte, verifyWindow)
 		win    []byte // the file's bytes at [winOff, winOff+len(win))
@@ -373,6 +365,23 @@ func (s *Snapshot) Verify(ctx context.Context) error {
 		if bad != nil {
 			return rejected(Corrupt, s.Path, "%s: %v", s.spanName(sp.meta, sp.bndl), bad)
 		}
+	}
+	return nil
+}
+
+// VerifyLines checks the checksum of the catalog's JSON lines, which only
+// the HTTP side reads (Verify leaves them out: a gRPC-only pod need not
+// read them). A damaged section gives a *RejectedError with Reason
+// Corrupt.
+func (s *Snapshot) VerifyLines(ctx context.Context) error {
+	if s.lines == nil {
+		return nil
+	}
+	if err := s.lines.verify(ctx); err != nil {
+		if errors.Is(err, ErrCorruptAnswer) {
+			return rejected(Corrupt, s.Path, "%v", err)
+		}
+		return err
 	}
 	return nil
 }
