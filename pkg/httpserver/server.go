@@ -148,7 +148,9 @@ func (s *Server) routes() http.Handler {
 		http.StripPrefix(prefix, inner).ServeHTTP(w, r)
 	}))
 	top.Handle("/", inner)
-	return gzhttp.GzipHandler(top)
+	// No route reads a request body; one larger than MaxBodyBytes is not
+	// even drained for the connection's reuse.
+	return gzhttp.GzipHandler(http.MaxBytesHandler(top, MaxBodyBytes))
 }
 
 // notFound is catalogd's 404.
@@ -211,10 +213,11 @@ func onlyParams(w http.ResponseWriter, r *http.Request, names ...string) bool {
 
 // Limits of the HTTP server: a request's header must arrive within
 // ReadHeaderTimeout and fit MaxHeaderBytes (a longer query string gets a
-// 431); no route reads a body.
+// 431); a body is cut at MaxBodyBytes (no route reads one).
 const (
 	ReadHeaderTimeout = 10 * time.Second
 	MaxHeaderBytes    = 64 << 10
+	MaxBodyBytes      = 64 << 10
 	IdleTimeout       = 2 * time.Minute
 )
 
