@@ -24,10 +24,11 @@ BENCH_RUNS    ?= 5
 
 all: build
 
-## build: static opm and grpc_health_probe binaries in bin/
+## build: static opm, grpc_health_probe and opm-graphviz binaries in bin/
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/opm ./cmd/opm
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/grpc_health_probe ./cmd/grpc_health_probe
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/opm-graphviz ./cmd/opm-graphviz
 
 ## test: the whole test suite with the race detector (hack/test.sh, the README's test command)
 test:

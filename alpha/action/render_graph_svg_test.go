@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/fastopm/fastopm/alpha/graph"
+	"github.com/fastopm/fastopm/internal/testutil"
 )
 
 // svgTitles reads the titles of the node and edge groups Graphviz writes
@@ -65,6 +66,7 @@ func svgTitles(t *testing.T, svg []byte) (nodes, edges map[string]int) {
 // every bundle of every channel, every replaces and skips edge, one node
 // and edge per skipRange, and nothing else (but the legend).
 func TestRenderGraphSVG(t *testing.T) {
+	testutil.UseGraphviz(t)
 	for _, tc := range []struct {
 		ref string
 		sel graph.Selection

@@ -20,6 +20,7 @@ import (
 
 	"github.com/fastopm/fastopm/alpha/action"
 	"github.com/fastopm/fastopm/alpha/updates"
+	"github.com/fastopm/fastopm/internal/testutil"
 	"github.com/fastopm/fastopm/pkg/cache"
 	"github.com/fastopm/fastopm/pkg/httpserver"
 	"github.com/fastopm/fastopm/pkg/registry"
@@ -27,6 +28,8 @@ import (
 )
 
 const catalogs = "../../testdata/catalogs"
+
+func TestMain(m *testing.M) { os.Exit(testutil.RunWithGraphviz(m)) }
 
 // snapshot loads a test catalog as serve does, keeping the JSON lines: a
 // cold start (temporary storage) or a saved cache opened again.
@@ -283,6 +286,7 @@ func TestMetas(t *testing.T) {
 // TestJSONRoutes: the answers for people and tools agree with the model
 // the CLI queries.
 func TestJSONRoutes(t *testing.T) {
+	testutil.UseGraphviz(t)
 	snap := snapshot(t, "kube-descheduler-v4.12", false)
 	ts := newTestServer(t, snap, "kd")
 	getJSON := func(path string, code int, v any) {

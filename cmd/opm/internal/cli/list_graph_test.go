@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/fastopm/fastopm/internal/imagetest"
+	"github.com/fastopm/fastopm/internal/testutil"
 	"github.com/fastopm/fastopm/pkg/image"
 )
 
@@ -357,6 +358,7 @@ func TestListAndRenderGraphImages(t *testing.T) {
 // TestRenderGraphOutputFlag: -o takes mermaid (the default), dot and svg,
 // and refuses anything else before reading the catalog.
 func TestRenderGraphOutputFlag(t *testing.T) {
+	testutil.UseGraphviz(t)
 	_, want, _ := run(t, "alpha", "render-graph", exampleCatalog)
 	if code, got, errs := run(t, "alpha", "render-graph", exampleCatalog, "-o", "mermaid"); code != 0 || got != want {
 		t.Errorf("-o mermaid: exit %d, stderr %s", code, errs)
