@@ -9,10 +9,13 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"os"
 	"slices"
 	"sync"
+	"syscall"
 
 	"github.com/fastopm/fastopm/alpha/declcfg"
+	"github.com/fastopm/fastopm/pkg/scratch"
 )
 
 // The catalog as JSON lines: what OLM v1's catalogd serves at
@@ -190,6 +193,104 @@ func (t *Lines) Size() int64 { return t.size }
 
 // All reads the whole catalog as JSON lines.
 func (t *Lines) All() *io.SectionReader { return io.NewSectionReader(t.f, t.off, t.size) }
+
+// OpenAll opens the whole catalog as JSON lines as a file of its own: an
+// io.ReadSeeker over a new descriptor of the cache file, whose SendChunk
+// lets an HTTP server send it with sendfile(2), or All's reader when the
+// cache's file cannot be opened again (a cache in memory). The caller
+// closes it.
+func (t *Lines) OpenAll() (io.ReadSeekCloser, error) {
+	var (
+		f   *os.File
+		err error
+	)
+	switch src := t.f.(type) {
+	case *scratch.File:
+		f, err = src.Reopen()
+	case *os.File:
+		if f, err = os.Open(fmt.Sprintf("/proc/self/fd/%d", src.Fd())); err != nil {
+			f, err = os.Open(src.Name())
+		}
+	default:
+		err = errors.New("not a file")
+	}
+	if err != nil {
+		return struct {
+			io.ReadSeeker
+			io.Closer
+		}{t.All(), io.NopCloser(nil)}, nil
+	}
+	return &sectionFile{f: f, base: t.off, size: t.size}, nil
+}
+
+// sectionFile is a section of a file read through its own descriptor,
+// whose offset it keeps at the section's current position, so that
+// sendfile(2), which reads from the descriptor's offset, sends the right
+// bytes.
+type sectionFile struct {
+	f          *os.File
+	base, size int64
+	pos        int64
+}
+
+func (s *sectionFile) Read(p []byte) (int, error) {
+	if s.pos >= s.size {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > s.size-s.pos {
+		p = p[:s.size-s.pos]
+	}
+	n, err := s.f.Read(p)
+	s.pos += int64(n)
+	if err == io.EOF && s.pos < s.size {
+		err = io.ErrUnexpectedEOF
+	}
+	return n, err
+}
+
+func (s *sectionFile) Seek(off int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekCurrent:
+		off += s.pos
+	case io.SeekEnd:
+		off += s.size
+	}
+	if off < 0 {
+		return 0, errors.New("seek before the start")
+	}
+	if _, err := s.f.Seek(s.base+off, io.SeekStart); err != nil {
+		return 0, err
+	}
+	s.pos = off
+	return off, nil
+}
+
+// SendChunk returns a reader of the next n bytes at most of the section
+// that net/http's connections send with sendfile(2) (it is a syscall.Conn
+// bounded by an io.LimitedReader: sendfile reads from the descriptor's
+// offset, which Seek keeps at the section's position), and a function to
+// call once the reader was consumed, which catches the position up with
+// the descriptor's.
+func (s *sectionFile) SendChunk(n int64) (*io.LimitedReader, func() error) {
+	n = max(min(n, s.size-s.pos), 0)
+	return &io.LimitedReader{R: rawFile{s.f}, N: n}, func() error {
+		cur, err := s.f.Seek(0, io.SeekCurrent)
+		if err != nil {
+			return err
+		}
+		s.pos = cur - s.base
+		return nil
+	}
+}
+
+// rawFile is the descriptor as sendfile wants it; only SendChunk's bounded
+// reader exposes it, so nothing reads past the section.
+type rawFile struct{ f *os.File }
+
+func (r rawFile) Read(p []byte) (int, error)            { return r.f.Read(p) }
+func (r rawFile) SyscallConn() (syscall.RawConn, error) { return r.f.SyscallConn() }
+
+func (s *sectionFile) Close() error { return s.f.Close() }
 
 // Line returns where line i is in the section, and its length.
 func (t *Lines) Line(i int) (off, n int64) {

@@ -30,8 +30,26 @@ import (
 const jsonlType = "application/jsonl"
 
 func (s *Server) all(w http.ResponseWriter, r *http.Request) {
+	content, err := s.lines.OpenAll()
+	if err != nil {
+		s.log.Error("cannot open the catalog's lines", "error", err)
+		http.Error(w, "500 Internal Server Error", http.StatusInternalServerError)
+		return
+	}
+	defer content.Close()
 	w.Header().Add("Content-Type", jsonlType)
-	http.ServeContent(s.idle(w), r, "", s.snap.Modified, s.lines.All())
+	iw := s.idle(w).(*idleWriter)
+	// Without compression the bytes may go to the connection as they are,
+	// with sendfile(2); gzhttp compresses only for a client that asks.
+	iw.direct = noEncoding(r)
+	http.ServeContent(iw, r, "", s.snap.Modified, content)
+}
+
+// noEncoding reports whether the client accepts no content coding, so
+// that the response is surely sent as it is.
+func noEncoding(r *http.Request) bool {
+	ae := strings.TrimSpace(strings.Join(r.Header.Values("Accept-Encoding"), ","))
+	return ae == "" || ae == "identity"
 }
 
 func (s *Server) metas(w http.ResponseWriter, r *http.Request) {
@@ -100,6 +118,9 @@ type idleWriter struct {
 	http.ResponseWriter
 	rc *http.ResponseController
 	d  time.Duration
+	// direct: nothing between the handler and the connection changes the
+	// bytes (no compression), so ReadFrom may reach the connection's own.
+	direct bool
 }
 
 func (w *idleWriter) Write(p []byte) (int, error) {
@@ -108,6 +129,69 @@ func (w *idleWriter) Write(p []byte) (int, error) {
 }
 
 func (w *idleWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// chunker is a file section that can be sent with sendfile(2) a bounded
+// chunk at a time (cache.Lines.OpenAll).
+type chunker interface {
+	SendChunk(n int64) (*io.LimitedReader, func() error)
+}
+
+// sendChunk is how much sendfile sends between two moves of the deadline.
+const sendChunk = 4 << 20
+
+// ReadFrom lets http.ServeContent's copy reach the connection's sendfile
+// when the content is a file section (and the response is not
+// compressed), moving the deadline forward between chunks.
+func (w *idleWriter) ReadFrom(src io.Reader) (int64, error) {
+	var rf io.ReaderFrom
+	ok := false
+	if w.direct {
+		// Through the wrappers that only watch (metrics, gzhttp's
+		// pass-through) to the connection's response.
+		for cur := w.ResponseWriter; cur != nil && !ok; {
+			if rf, ok = cur.(io.ReaderFrom); ok {
+				break
+			}
+			u, can := cur.(interface{ Unwrap() http.ResponseWriter })
+			if !can {
+				break
+			}
+			cur = u.Unwrap()
+		}
+	}
+	lr, limited := src.(*io.LimitedReader)
+	var c chunker
+	if limited {
+		c, _ = lr.R.(chunker)
+	}
+	if !ok || c == nil {
+		return io.Copy(writerOnly{w}, src)
+	}
+	var total int64
+	for lr.N > 0 {
+		chunk, done := c.SendChunk(min(lr.N, sendChunk))
+		if chunk.N == 0 {
+			break
+		}
+		_ = w.rc.SetWriteDeadline(time.Now().Add(w.d))
+		n, err := rf.ReadFrom(chunk)
+		total += n
+		lr.N -= n
+		if derr := done(); err == nil {
+			err = derr
+		}
+		if err != nil {
+			return total, err
+		}
+		if n == 0 {
+			return total, io.ErrUnexpectedEOF
+		}
+	}
+	return total, nil
+}
+
+// writerOnly hides ReadFrom, so that io.Copy writes through Write.
+type writerOnly struct{ io.Writer }
 
 // checkPreconditions answers the conditional headers of a request for a
 // resource last modified at modtime, following RFC 9110 section 13.2.2 as

@@ -144,6 +144,16 @@ func (s *File) CopyTo(dst *os.File, off, n int64) error {
 	return err
 }
 
+// Reopen opens the storage's file again, with an offset of its own (for
+// sendfile): through /proc/self/fd on Linux, the file being unlinked. It
+// fails for storage in memory and where /proc is not there.
+func (s *File) Reopen() (*os.File, error) {
+	if s.f == nil {
+		return nil, errors.New("scratch: the bytes are in memory")
+	}
+	return os.Open(fmt.Sprintf("/proc/self/fd/%d", s.f.Fd()))
+}
+
 // Close releases the storage.
 func (s *File) Close() error {
 	if s.f != nil {
