@@ -102,6 +102,7 @@
     const total = typeof data.total === "number" ? data.total : pkgs.length;
     let count = pkgs.length + " of " + total + " package" + (total === 1 ? "" : "s");
     if (q) count += " matching \u201c" + q + "\u201d";
+    if (total === 0) count = q ? "No package matches \u201c" + q + "\u201d." : "The catalog has no packages.";
     $("results-count").textContent = count;
     for (const p of pkgs) {
       const a = el("a", { href: "#pkg=" + encodeURIComponent(p.name), "data-name": p.name });
@@ -113,7 +114,6 @@
       if (p.name === current) a.setAttribute("aria-current", "page");
       list.append(li);
     }
-    if (pkgs.length === 0) list.append(el("li", { class: "muted empty" }, "No package matches."));
   }
 
   function markCurrent() {
