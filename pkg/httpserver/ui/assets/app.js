@@ -308,14 +308,13 @@
   async function graphFailed() {
     const img = $("graph-img");
     const url = img.getAttribute("src");
+    if (!url) return;
     img.hidden = true;
     let msg = "The graph could not be drawn.";
-    if (url) {
-      try {
-        await getJSON(url);
-      } catch (e) {
-        if (e.message) msg = "The graph could not be drawn: " + e.message;
-      }
+    try {
+      await getJSON(url);
+    } catch (e) {
+      if (e.message) msg = "The graph could not be drawn: " + e.message;
     }
     if (img.getAttribute("src") !== url) return;
     $("graph-status").textContent = msg;
@@ -442,6 +441,9 @@
         clearTimeout(searchTimer);
         search();
       }
+    });
+    $("package-icon").addEventListener("error", () => {
+      $("package-icon").hidden = true;
     });
     $("graph").addEventListener("toggle", loadGraph);
     $("graph-channel").addEventListener("change", loadGraph);
