@@ -30,6 +30,7 @@ import (
 	"github.com/klauspost/compress/gzhttp"
 
 	"github.com/fastopm/fastopm/pkg/cache"
+	"github.com/fastopm/fastopm/pkg/httpserver/ui"
 )
 
 // Options configure a Server.
@@ -124,6 +125,11 @@ func (s *Server) routes() http.Handler {
 	inner := http.NewServeMux()
 	for _, r := range catalog {
 		inner.Handle(r.pattern, s.instrument(r.name, r.h))
+	}
+	// The page and its files (pkg/httpserver/ui), at the catalog's root.
+	page := s.instrument("page", http.StripPrefix("/", ui.Handler()))
+	for _, p := range []string{"GET /{$}", "GET /index.html", "GET /ui/"} {
+		inner.Handle(p, page)
 	}
 
 	top := http.NewServeMux()
