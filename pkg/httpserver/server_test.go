@@ -35,7 +35,18 @@ func TestMain(m *testing.M) { os.Exit(testutil.RunWithGraphviz(m)) }
 // cold start (temporary storage) or a saved cache opened again.
 func snapshot(t testing.TB, name string, saved bool) *cache.Snapshot {
 	t.Helper()
-	fsys := os.DirFS(filepath.Join(catalogs, name))
+	return loadSnapshot(t, filepath.Join(catalogs, name), saved)
+}
+
+// snapshotDir is the cold-start snapshot of the catalog in dir.
+func snapshotDir(t testing.TB, dir string) *cache.Snapshot {
+	t.Helper()
+	return loadSnapshot(t, dir, false)
+}
+
+func loadSnapshot(t testing.TB, catalogDir string, saved bool) *cache.Snapshot {
+	t.Helper()
+	fsys := os.DirFS(catalogDir)
 	if saved {
 		dir := t.TempDir()
 		snap, err := action.LoadServeDir(context.Background(), fsys, dir, "test")
