@@ -261,9 +261,13 @@ func (s Serve) startHTTP(snap *cache.Snapshot, srv *server.Server, metrics *http
 		}
 	}
 	w := &webServer{srv: hsrv, served: make(chan error, 1), log: log}
+	scheme := "http"
+	if hsrv.TLSConfig != nil {
+		scheme = "https"
+	}
 	go func() {
 		var err error
-		if hsrv.TLSConfig != nil {
+		if scheme == "https" {
 			err = hsrv.ServeTLS(lis, "", "")
 		} else {
 			err = hsrv.Serve(lis)
@@ -273,10 +277,6 @@ func (s Serve) startHTTP(snap *cache.Snapshot, srv *server.Server, metrics *http
 		}
 		w.served <- err
 	}()
-	scheme := "http"
-	if hsrv.TLSConfig != nil {
-		scheme = "https"
-	}
 	log.Info("serving HTTP", "address", lis.Addr().String(), "scheme", scheme, "catalog", name)
 	return w, nil
 }

@@ -117,11 +117,13 @@ type view struct {
 
 // view returns the decoded package, or nil when the catalog has no such
 // package.
-func (s *Server) view(ctx context.Context, name string) (*view, error) {
+func (s *Server) view(name string) (*view, error) {
 	if _, ok := slices.BinarySearchFunc(s.pkgs, name, func(p pkgSummary, n string) int { return strings.Compare(p.Name, n) }); !ok {
 		return nil, nil
 	}
-	return s.views.get(name, func() (*view, error) { return s.decode(ctx, name) })
+	// Not the request's context: other requests may wait for the same
+	// decode, and it is bounded by the package's size.
+	return s.views.get(name, func() (*view, error) { return s.decode(context.Background(), name) })
 }
 
 // decode reads the package's lines: its olm.package blob and every blob
@@ -271,7 +273,7 @@ func message(d *model.Deprecation) string {
 // pkgOf answers the package of the request's path, or writes the error.
 func (s *Server) pkgOf(w http.ResponseWriter, r *http.Request) *view {
 	name := r.PathValue("package")
-	v, err := s.view(r.Context(), name)
+	v, err := s.view(name)
 	switch {
 	case err != nil:
 		s.log.Error("cannot read a package", "package", name, "error", err)
@@ -430,9 +432,19 @@ func (s *Server) graph(w http.ResponseWriter, r *http.Request) {
 	http.ServeContent(w, r, "", s.snap.Modified, bytes.NewReader(svg))
 }
 
+// drawings bounds the graphs laid out at once: each is an opm-graphviz
+// process, which a large graph makes hundreds of megabytes large.
+var drawings = make(chan struct{}, 2)
+
 // drawGraph lays out the package's graph (one channel, or all) as
 // `opm alpha render-graph -o svg` does.
 func (s *Server) drawGraph(ctx context.Context, v *view, channel string) ([]byte, error) {
+	select {
+	case drawings <- struct{}{}:
+		defer func() { <-drawings }()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 	g := v.graph
 	if channel != "" {
 		gc := *g
@@ -469,7 +481,7 @@ func (s *Server) updates(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, r, http.StatusBadRequest, "a parameter is longer than %d bytes", maxQuery)
 		return
 	}
-	v, err := s.view(r.Context(), pkg)
+	v, err := s.view(pkg)
 	switch {
 	case err != nil:
 		s.log.Error("cannot read a package", "package", pkg, "error", err)

@@ -58,7 +58,7 @@ func savedSnapshot(ctx context.Context, fsys fs.FS, dir, producer string) (*cach
 	fp, err := cache.ComputeFingerprint(ctx, fsys)
 	if err == nil {
 		var x *registry.Index
-		if x, err = registry.Load(ctx, fsys, registry.Options{Sink: b.Writer(), Stash: b.Writer()}); err == nil {
+		if x, err = registry.Load(ctx, fsys, registry.Options{Sink: b.Writer(), Stash: b.Writer(), Lines: b.Writer()}); err == nil {
 			return b.Commit(ctx, x, fp, producer)
 		}
 	}
