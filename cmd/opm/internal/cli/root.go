@@ -22,6 +22,10 @@ type Streams struct {
 	In  io.Reader
 	Out io.Writer
 	Err io.Writer
+	// Terminal says that Err is a terminal a person reads: progress lines
+	// and drawn reports go there only then (pkg/progress); scripts and logs
+	// get upstream's plain output.
+	Terminal bool
 }
 
 // ExitError ends the command with Code after its message (if any) has been
