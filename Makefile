@@ -17,7 +17,7 @@ SHARED        ?= ../shared
 BENCH_DIR     ?= /tmp/bench-large
 BENCH8_DIR    ?= /tmp/bench-8
 SHAPES_DIR    ?= /tmp/fastopm-shapes
-SHAPES        := channels chain shared-bundle custom custom-large
+SHAPES        := channels chain shared-bundle custom custom-large deep
 BENCH_RUNS    ?= 5
 
 .PHONY: all build test test-shared verify fmt vet lint generate check-generated fuzz bench bench-catalog bench-shapes clean
