@@ -8,14 +8,14 @@ func TestClosest(t *testing.T) {
 		name, want string
 		ok         bool
 	}{
-		{"infinispn", "infinispan", true},            // a deletion
-		{"Infinispan", "infinispan", true},           // case
-		{"etdc", "etcd", true},                       // a swap
-		{"etc", "etcd", true},                        // short: one edit
-		{"ectd2", "etcd", true},                      // swap + insertion, 5 letters: two edits
-		{"prometheus", "prometheus", true},           // exact
-		{"strimzi", "", false},                       // a prefix, too far
-		{"kafka", "", false},                         // unrelated
+		{"infinispn", "infinispan", true},  // a deletion
+		{"Infinispan", "infinispan", true}, // case
+		{"etdc", "etcd", true},             // a swap
+		{"etc", "etcd", true},              // short: one edit
+		{"ectd2", "etcd", true},            // swap + insertion, 5 letters: two edits
+		{"prometheus", "prometheus", true}, // exact
+		{"strimzi", "", false},             // a prefix, too far
+		{"kafka", "", false},               // unrelated
 		{"elasticsearch-operatr", "elasticsearch-operator", true},
 		{"xy", "", false},
 		{"", "", false},
