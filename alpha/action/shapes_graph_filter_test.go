@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -165,5 +166,42 @@ func TestFilterDeepStreams(t *testing.T) {
 	}
 	if w.n < 300<<20 || w.largest > 1<<20 {
 		t.Errorf("wrote %d bytes, the largest write %d; want over 300 MB in writes of at most 1 MB", w.n, w.largest)
+	}
+}
+
+// BenchmarkFilterShapes filters each shape whole (full: true), at the
+// size of the project's targets, to a stream.
+func BenchmarkFilterShapes(b *testing.B) {
+	for _, s := range shapecat.Shapes {
+		b.Run(s.Name, func(b *testing.B) {
+			dir := writeShape(b, s, 0)
+			for b.Loop() {
+				if _, err := (Filter{Ref: dir, Config: &FilterConfig{Full: true}, Sources: DirResolver{}, Out: io.Discard}).Run(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkRenderGraphShapes draws each shape at the size of the
+// project's targets: DOT always, SVG where it is within the limits.
+func BenchmarkRenderGraphShapes(b *testing.B) {
+	testutil.UseGraphviz(b)
+	for _, s := range shapecat.Shapes {
+		dir := writeShape(b, s, 0)
+		for _, format := range []string{GraphDOT, GraphSVG} {
+			b.Run(s.Name+"/"+format, func(b *testing.B) {
+				for b.Loop() {
+					err := (RenderGraph{Refs: []string{dir}, Format: format}).Run(context.Background(), io.Discard)
+					if errors.Is(err, ErrDrawingTooLarge) {
+						b.Skip(err)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
