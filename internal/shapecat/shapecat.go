@@ -41,6 +41,7 @@ var Shapes = []Shape{
 	{Name: "shared-bundle", N: 1000, Doc: "one package whose only bundle is in N channels", write: sharedBundle},
 	{Name: "custom", N: 300000, Doc: "one package of one bundle, and N small blobs of a custom schema", write: smallCustom},
 	{Name: "custom-large", N: 20000, Doc: "one package of one bundle, and N custom blobs of about 4 KB with nested lists", write: largeCustom},
+	{Name: "deep", N: 9000, Doc: "one package of one bundle, and a custom blob holding a list nested N deep", write: deepList},
 }
 
 // Lookup returns the shape called name.
@@ -215,4 +216,17 @@ func largeCustom(w *writer, n int) {
 		}
 		w.blob(obj{"schema": "shape.config", "package": Package, "name": fmt.Sprintf("config-%d", i), "items": items})
 	}
+}
+
+// deepList writes a custom blob whose value is a list nested n deep
+// ([[[...]]]), within encoding/json's limit of 10,000 levels: a decoder
+// or encoder that recurses per level, with a frame or a copy per level,
+// shows here.
+func deepList(w *writer, n int) {
+	oneBundle(w)
+	if w.err != nil {
+		return
+	}
+	_, w.err = fmt.Fprintf(w.bw, "{\n    \"name\": \"deep\",\n    \"package\": %q,\n    \"schema\": \"shape.deep\",\n    \"value\": %s%s\n}\n",
+		Package, strings.Repeat("[", n), strings.Repeat("]", n))
 }
