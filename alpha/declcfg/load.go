@@ -303,7 +303,8 @@ func (p *parser) parseBlobs(root fs.FS, name string, fileIdx int, fn WalkFunc) (
 		*b = Blob{Path: name, File: fileIdx, Index: b.Index, Line: line, Col: col, Offset: off, Verbatim: verbatim, Text: text, fromYAML: fromYAML}
 		b.JSON = canon
 		if err := extractMeta(&b.Meta); err != nil {
-			return &Error{Path: name, Line: line, Col: col, Err: err, hint: errors.Is(err, ErrNotCatalog)}, nil
+			hint := errors.Is(err, ErrNotCatalog) || errors.Is(err, errNoSchema) && !hasBlobKey(canon)
+			return &Error{Path: name, Line: line, Col: col, Err: err, hint: hint}, nil
 		}
 		b.Index++
 		return nil, fn(b)
@@ -687,9 +688,31 @@ func extractMeta(m *Meta) error {
 		return errors.New(strings.Join(dups, "; "))
 	}
 	if m.Schema == "" {
-		return errors.New(`the object has no "schema" key (or it is empty): every catalog blob needs a schema`)
+		return errNoSchema
 	}
 	return nil
+}
+
+// errNoSchema is extractMeta's error for an object without a schema.
+var errNoSchema = errors.New(`the object has no "schema" key (or it is empty): every catalog blob needs a schema`)
+
+// blobKeys are keys of catalog blobs: an object without a schema but with
+// one of them is a blob that lost its schema, not another kind of file.
+var blobKeys = []string{"package", "name", "defaultChannel", "entries", "image", "properties", "relatedImages"}
+
+// hasBlobKey reports whether the canonical object has one of blobKeys.
+func hasBlobKey(obj []byte) bool {
+	found := false
+	canonjson.ForEachMember(obj, func(k, _ []byte) bool {
+		for _, b := range blobKeys {
+			if canonjson.KeyFold(k, b) {
+				found = true
+				return false
+			}
+		}
+		return true
+	})
+	return found
 }
 
 func article(word string) string {

@@ -25,36 +25,38 @@ type Rule string
 // model and reports one at a time; graph rules are the ones it collects into
 // its "invalid index" tree.
 const (
-	RuleParse              Rule = "parse"                 // a file or blob cannot be read or decoded
-	RuleSchema             Rule = "schema"                // the blob breaks the CUE schema
-	RulePackageName        Rule = "package-name"          // package without a name, or not a DNS-1123 label
-	RuleDuplicatePackage   Rule = "duplicate-package"     // two olm.package blobs with one name
-	RuleUnknownPackage     Rule = "unknown-package"       // channel, bundle or deprecation of an undeclared package
-	RuleChannelName        Rule = "channel-name"          // channel without a name
-	RuleDuplicateChannel   Rule = "duplicate-channel"     // two channels with one name in a package
-	RuleDuplicateEntry     Rule = "duplicate-entry"       // a bundle listed twice in a channel
-	RuleBundlePackage      Rule = "bundle-package"        // bundle without package, or olm.package property disagreeing
-	RuleDuplicateBundle    Rule = "duplicate-bundle"      // two bundles with one name in a package
-	RuleProperty           Rule = "property"              // a property value that does not decode for its type
-	RulePackageProperty    Rule = "package-property"      // not exactly one olm.package property
-	RuleImage              Rule = "image"                 // image or related image is not a valid pull spec
-	RuleVersion            Rule = "version"               // bundle version is not semver
-	RuleBundleNotInChannel Rule = "bundle-not-in-channel" // an olm.bundle no channel lists
-	RuleEntryWithoutBundle Rule = "entry-without-bundle"  // a channel entry with no olm.bundle blob
-	RuleDeprecation        Rule = "deprecation"           // bad olm.deprecations blob or reference
-	RuleDefaultChannel     Rule = "default-channel"       // default channel unset
-	RuleNoChannels         Rule = "no-channels"           // package without channels
-	RuleEmptyChannel       Rule = "empty-channel"         // channel without bundles
-	RuleChannelHead        Rule = "channel-head"          // no head, or several
-	RuleReplacesCycle      Rule = "replaces-cycle"        // cycle in the replaces chain
-	RuleStranded           Rule = "stranded-bundles"      // bundles the head cannot reach
-	RuleDuplicateVersion   Rule = "duplicate-version"     // two bundles with one version in a package
-	RuleSkips              Rule = "skips"                 // an empty skips entry
-	RuleSkipRange          Rule = "skip-range"            // skipRange is not a semver range
-	RuleBundleImage        Rule = "bundle-image"          // no image and no bundle objects
-	RuleDeprecationMessage Rule = "deprecation-message"   // deprecation without a message
-	RuleBundleObject       Rule = "bundle-object"         // an olm.bundle.object that cannot be decoded
-	RuleBundleName         Rule = "bundle-name"           // a bundle without a name, or not the normalized name of its release
+	RuleParse              Rule = "parse"                   // a file or blob cannot be read or decoded
+	RuleReadElsewhere      Rule = "read-differently"        // a file other tools read differently (a JSON stream after a byte order mark)
+	RuleSchema             Rule = "schema"                  // the blob breaks the CUE schema
+	RulePackageName        Rule = "package-name"            // package without a name, or not a DNS-1123 label
+	RuleDuplicatePackage   Rule = "duplicate-package"       // two olm.package blobs with one name
+	RuleUnknownPackage     Rule = "unknown-package"         // channel, bundle or deprecation of an undeclared package
+	RuleChannelName        Rule = "channel-name"            // channel without a name
+	RuleDuplicateChannel   Rule = "duplicate-channel"       // two channels with one name in a package
+	RuleDuplicateEntry     Rule = "duplicate-entry"         // a bundle listed twice in a channel
+	RuleBundlePackage      Rule = "bundle-package"          // bundle without package, or olm.package property disagreeing
+	RuleDuplicateBundle    Rule = "duplicate-bundle"        // two bundles with one name in a package
+	RuleProperty           Rule = "property"                // a property value that does not decode for its type
+	RulePackageProperty    Rule = "package-property"        // not exactly one olm.package property
+	RuleImage              Rule = "image"                   // image or related image is not a valid pull spec
+	RuleVersion            Rule = "version"                 // bundle version is not semver
+	RuleBundleNotInChannel Rule = "bundle-not-in-channel"   // an olm.bundle no channel lists
+	RuleEntryWithoutBundle Rule = "entry-without-bundle"    // a channel entry with no olm.bundle blob
+	RuleDeprecation        Rule = "deprecation"             // bad olm.deprecations blob or reference
+	RuleDefaultChannel     Rule = "default-channel"         // default channel unset
+	RuleUnknownDefault     Rule = "unknown-default-channel" // default channel names no channel of the package
+	RuleNoChannels         Rule = "no-channels"             // package without channels
+	RuleEmptyChannel       Rule = "empty-channel"           // channel without bundles
+	RuleChannelHead        Rule = "channel-head"            // no head, or several
+	RuleReplacesCycle      Rule = "replaces-cycle"          // cycle in the replaces chain
+	RuleStranded           Rule = "stranded-bundles"        // bundles the head cannot reach
+	RuleDuplicateVersion   Rule = "duplicate-version"       // two bundles with one version in a package
+	RuleSkips              Rule = "skips"                   // an empty skips entry
+	RuleSkipRange          Rule = "skip-range"              // skipRange is not a semver range
+	RuleBundleImage        Rule = "bundle-image"            // no image and no bundle objects
+	RuleDeprecationMessage Rule = "deprecation-message"     // deprecation without a message
+	RuleBundleObject       Rule = "bundle-object"           // an olm.bundle.object that cannot be decoded
+	RuleBundleName         Rule = "bundle-name"             // a bundle without a name, or not the normalized name of its release
 )
 
 // Problem is one finding about a catalog.
@@ -69,12 +71,23 @@ type Problem struct {
 	File    string `json:"file,omitempty"`
 	Line    int    `json:"line,omitempty"`
 	Column  int    `json:"column,omitempty"`
+	// Field is the path of the field at fault in the blob (schema
+	// problems), e.g. "icon.base64data".
+	Field string `json:"field,omitempty"`
+	// Unchecked are the packages a file or blob that cannot be read keeps
+	// from being checked whole (parse problems): the rules that need all
+	// of a package's blobs are skipped for them.
+	Unchecked []string `json:"uncheckedPackages,omitempty"`
 
 	// load marks the problems upstream reports on their own, before it
 	// builds the graph; the others belong to its "invalid index" tree.
 	load bool
 	// node is where a graph problem hangs in the tree.
 	channelNode, bundleNode bool
+	// upstream is upstream's words for a problem it reports as another
+	// one, under the channel upstreamChannel (unknown-default-channel:
+	// an empty channel).
+	upstream, upstreamChannel string
 }
 
 func (p Problem) String() string {
@@ -121,7 +134,22 @@ func (ps Problems) Err() error {
 	if len(errs) == 1 && errs[0].load {
 		return &ProblemError{Problem: errs[0]}
 	}
-	return ps.tree()
+	return ps.tree(true)
+}
+
+// Report is the error problems as people read them on a terminal: a
+// single problem is its message; several are upstream's tree, with each
+// problem in this project's words (Err keeps upstream's where it has
+// them). It ends with a line break; it is empty when there is no error.
+func (ps Problems) Report() string {
+	errs := ps.Errors()
+	switch {
+	case len(errs) == 0:
+		return ""
+	case len(errs) == 1 && errs[0].load && len(errs[0].Unchecked) == 0:
+		return errs[0].Message + "\n"
+	}
+	return ps.tree(false).Error() + "\n"
 }
 
 // ProblemError is a single problem as an error.
@@ -130,9 +158,11 @@ type ProblemError struct{ Problem Problem }
 func (e *ProblemError) Error() string { return e.Problem.Message }
 
 // tree arranges the error problems like upstream's validation tree:
-// problems of no particular package first, then one node per package
-// (sorted), with its channels and bundles below it.
-func (ps Problems) tree() *ValidationError {
+// problems of no particular package first, then the packages that could
+// not be checked whole, then one node per package (sorted), with its
+// channels and bundles below it. upstream chooses upstream's words where
+// a problem has them.
+func (ps Problems) tree(upstream bool) *ValidationError {
 	root := &ValidationError{Message: "invalid index"}
 	pkgNodes := map[string]*ValidationError{}
 	var pkgNames []string
@@ -155,20 +185,43 @@ func (ps Problems) tree() *ValidationError {
 		parent.Errs = append(parent.Errs, ve)
 		return ve
 	}
+	unchecked := &ValidationError{Message: "packages not fully checked, because a file of theirs cannot be read"}
+	uncheckedFiles := map[string][]string{}
+	var uncheckedNames []string
 	for _, p := range ps.Errors() {
+		for _, name := range p.Unchecked {
+			if uncheckedFiles[name] == nil {
+				uncheckedNames = append(uncheckedNames, name)
+			}
+			if fs := uncheckedFiles[name]; len(fs) == 0 || fs[len(fs)-1] != p.File {
+				uncheckedFiles[name] = append(fs, p.File)
+			}
+		}
+		channel, channelNode := p.Channel, p.channelNode
+		if upstream && p.upstream != "" {
+			p.Message = p.upstream
+			channel, channelNode = p.upstreamChannel, true
+		}
 		perr := &ProblemError{Problem: p}
 		if p.load || p.Package == "" {
 			root.Errs = append(root.Errs, perr)
 			continue
 		}
 		n := pkgNode(p.Package)
-		if p.channelNode || p.bundleNode {
-			n = child(n, fmt.Sprintf("invalid channel %q", p.Channel))
+		if channelNode || p.bundleNode {
+			n = child(n, fmt.Sprintf("invalid channel %q", channel))
 		}
 		if p.bundleNode {
 			n = child(n, fmt.Sprintf("invalid bundle %q", p.Bundle))
 		}
 		n.Errs = append(n.Errs, perr)
+	}
+	if len(uncheckedNames) > 0 {
+		sort.Strings(uncheckedNames)
+		for _, name := range uncheckedNames {
+			unchecked.Errs = append(unchecked.Errs, fmt.Errorf("package %q (%s)", name, strings.Join(uncheckedFiles[name], ", ")))
+		}
+		root.Errs = append(root.Errs, unchecked)
 	}
 	sort.Strings(pkgNames)
 	for _, name := range pkgNames {
