@@ -34,9 +34,19 @@ func (b *Blob) Locate(path []PathStep) (line, col int) {
 		}
 		return b.Line, b.Col
 	}
+	// Only the top-level field the path starts in is parsed, when the
+	// document is in block style (a bundle's other fields may be
+	// megabytes of base64); the whole document otherwise.
+	text, first := b.Text, b.Line
+	if off, end, ok := topLevelField(b.Text, path[0].Key); ok {
+		text, first = b.Text[off:end], b.Line+bytes.Count(b.Text[:off], []byte{'\n'})
+	}
 	var doc yaml.Node
-	if err := yaml.Unmarshal(b.Text, &doc); err != nil || doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
-		return b.Line, b.Col
+	if err := yaml.Unmarshal(text, &doc); err != nil || doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		if len(text) == len(b.Text) || yaml.Unmarshal(b.Text, &doc) != nil || doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+			return b.Line, b.Col
+		}
+		first = b.Line
 	}
 	n := doc.Content[0]
 	line, col = b.Line, b.Col
@@ -60,10 +70,36 @@ func (b *Blob) Locate(path []PathStep) (line, col int) {
 		if next == nil {
 			break
 		}
-		line, col = b.Line+at.Line-1, at.Column
+		line, col = first+at.Line-1, at.Column
 		n = next
 	}
 	return line, col
+}
+
+// topLevelField returns the lines of a block-style YAML document that hold
+// its top-level field key: from the line that starts with the key to the
+// next line that starts, at the left margin, with another key. ok is false
+// when no line starts with the key (flow style, a quoted key, another
+// case).
+func topLevelField(doc []byte, key string) (off, end int, ok bool) {
+	off = -1
+	for pos := 0; pos < len(doc); {
+		next := len(doc)
+		if nl := bytes.IndexByte(doc[pos:], '\n'); nl >= 0 {
+			next = pos + nl + 1
+		}
+		line := doc[pos:next]
+		if len(line) > 0 && line[0] != ' ' && line[0] != '\t' && line[0] != '#' && line[0] != '-' && line[0] != '\n' && line[0] != '\r' {
+			if off >= 0 {
+				return off, pos, true
+			}
+			if rest, found := bytes.CutPrefix(line, []byte(key)); found && len(rest) > 0 && rest[0] == ':' {
+				off = pos
+			}
+		}
+		pos = next
+	}
+	return off, len(doc), off >= 0
 }
 
 // textPos turns an offset in b.Text into a position in the file.

@@ -87,3 +87,26 @@ func TestWarnings(t *testing.T) {
 		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), want)
 	}
 }
+
+// Locate parses only the top-level field the path starts in when it can,
+// and the whole document when that part does not parse on its own.
+func TestLocateTopLevelField(t *testing.T) {
+	key := func(k string) PathStep { return PathStep{Key: k} }
+	idx := func(i int) PathStep { return PathStep{Index: i, IsIndex: true} }
+	paths := map[string][]PathStep{
+		"relatedImages[0].image": {key("relatedImages"), idx(0), key("image")},
+		"entries[1].name":        {key("entries"), idx(1), key("name")},
+	}
+	fsys := fstest.MapFS{
+		"a.yaml": {Data: []byte("schema: olm.bundle\nname: a\nproperties:\n- type: x\n  value: |\n    relatedImages:\n    - image: no\n# c\nrelatedImages:\n- name: n\n  image: \"\"\nentries: [{name: x},\n  {name: y}]\n")},
+		"b.yaml": {Data: []byte("schema: olm.channel\nname: b\nentries: [{name: x},\n{name: y}]\n")},
+	}
+	got := strings.Join(sortedLines(locateAll(t, fsys, paths)), "\n")
+	want := strings.Join(sortedLines([]string{
+		"a.yaml a relatedImages[0].image=11:3", "a.yaml a entries[1].name=13:4",
+		"b.yaml b relatedImages[0].image=1:1", "b.yaml b entries[1].name=4:2",
+	}), "\n")
+	if got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
