@@ -35,10 +35,10 @@ func TestValidateReportsEveryProblemAfterAParseError(t *testing.T) {
 	want := []string{
 		`servicemeshoperator/servicemeshoperator.yaml:6:3: olm.package "servicemeshoperator": icon.base64data is null; expected a base64 string (or leave the icon out)`,
 		"invalid index:",
-		"├── lvms-operator/lvms-operator.yaml:8: invalid YAML: mapping values are not allowed in this context",
+		"├── lvms-operator/lvms-operator.v4.16.0-2024-09-02-135203.yaml:9: invalid YAML: did not find expected key",
 		`├── no olm.bundle blobs found in package "cert-manager-operator" for olm.channel entries [cert-manager-operator.v1.14.0-2024-08-09-204321]`,
 		"├── packages not fully checked, because a file of theirs cannot be read:",
-		`│   └── package "lvms-operator" (lvms-operator/lvms-operator.yaml)`,
+		`│   └── package "lvms-operator" (lvms-operator/lvms-operator.v4.16.0-2024-09-02-135203.yaml)`,
 		`└── invalid package "servicemeshoperator":`,
 		`    └── invalid channel "stabel":`,
 		"        └── channel must contain at least one bundle",
@@ -54,10 +54,10 @@ func TestValidateReportsEveryProblemAfterAParseError(t *testing.T) {
 	code, _, stderr = runTerminal(t, "validate", dir)
 	wantTerm := `warning: servicemeshoperator/servicemeshoperator.yaml:6:3: olm.package "servicemeshoperator": icon.base64data is null; expected a base64 string (or leave the icon out)
 invalid index:
-├── lvms-operator/lvms-operator.yaml:8: invalid YAML: mapping values are not allowed in this context
+├── lvms-operator/lvms-operator.v4.16.0-2024-09-02-135203.yaml:9: invalid YAML: did not find expected key
 ├── no olm.bundle blobs found in package "cert-manager-operator" for olm.channel entries [cert-manager-operator.v1.14.0-2024-08-09-204321]
 ├── packages not fully checked, because a file of theirs cannot be read:
-│   └── package "lvms-operator" (lvms-operator/lvms-operator.yaml)
+│   └── package "lvms-operator" (lvms-operator/lvms-operator.v4.16.0-2024-09-02-135203.yaml)
 └── invalid package "servicemeshoperator":
     └── default channel "stabel" names no channel of the package; its channels: "alpha"
 `
@@ -87,7 +87,7 @@ invalid index:
 		got = append(got, strings.Join([]string{p.Rule, p.Severity, p.Package, p.File, itoa(p.Line), p.Field, strings.Join(p.Unchecked, ",")}, " "))
 	}
 	wantJSON := []string{
-		"parse error  lvms-operator/lvms-operator.yaml 8  lvms-operator",
+		"parse error  lvms-operator/lvms-operator.v4.16.0-2024-09-02-135203.yaml 9  lvms-operator",
 		"entry-without-bundle error cert-manager-operator cert-manager-operator/cert-manager-operator.yaml 6  ",
 		"unknown-default-channel error servicemeshoperator servicemeshoperator/servicemeshoperator.yaml 2  ",
 		"schema warning servicemeshoperator servicemeshoperator/servicemeshoperator.yaml 6 icon.base64data ",
