@@ -25,38 +25,43 @@ type Rule string
 // model and reports one at a time; graph rules are the ones it collects into
 // its "invalid index" tree.
 const (
-	RuleParse              Rule = "parse"                   // a file or blob cannot be read or decoded
-	RuleReadElsewhere      Rule = "read-differently"        // a file other tools read differently (a JSON stream after a byte order mark)
-	RuleSchema             Rule = "schema"                  // the blob breaks the CUE schema
-	RulePackageName        Rule = "package-name"            // package without a name, or not a DNS-1123 label
-	RuleDuplicatePackage   Rule = "duplicate-package"       // two olm.package blobs with one name
-	RuleUnknownPackage     Rule = "unknown-package"         // channel, bundle or deprecation of an undeclared package
-	RuleChannelName        Rule = "channel-name"            // channel without a name
-	RuleDuplicateChannel   Rule = "duplicate-channel"       // two channels with one name in a package
-	RuleDuplicateEntry     Rule = "duplicate-entry"         // a bundle listed twice in a channel
-	RuleBundlePackage      Rule = "bundle-package"          // bundle without package, or olm.package property disagreeing
-	RuleDuplicateBundle    Rule = "duplicate-bundle"        // two bundles with one name in a package
-	RuleProperty           Rule = "property"                // a property value that does not decode for its type
-	RulePackageProperty    Rule = "package-property"        // not exactly one olm.package property
-	RuleImage              Rule = "image"                   // image or related image is not a valid pull spec
-	RuleVersion            Rule = "version"                 // bundle version is not semver
-	RuleBundleNotInChannel Rule = "bundle-not-in-channel"   // an olm.bundle no channel lists
-	RuleEntryWithoutBundle Rule = "entry-without-bundle"    // a channel entry with no olm.bundle blob
-	RuleDeprecation        Rule = "deprecation"             // bad olm.deprecations blob or reference
-	RuleDefaultChannel     Rule = "default-channel"         // default channel unset
-	RuleUnknownDefault     Rule = "unknown-default-channel" // default channel names no channel of the package
-	RuleNoChannels         Rule = "no-channels"             // package without channels
-	RuleEmptyChannel       Rule = "empty-channel"           // channel without bundles
-	RuleChannelHead        Rule = "channel-head"            // no head, or several
-	RuleReplacesCycle      Rule = "replaces-cycle"          // cycle in the replaces chain
-	RuleStranded           Rule = "stranded-bundles"        // bundles the head cannot reach
-	RuleDuplicateVersion   Rule = "duplicate-version"       // two bundles with one version in a package
-	RuleSkips              Rule = "skips"                   // an empty skips entry
-	RuleSkipRange          Rule = "skip-range"              // skipRange is not a semver range
-	RuleBundleImage        Rule = "bundle-image"            // no image and no bundle objects
-	RuleDeprecationMessage Rule = "deprecation-message"     // deprecation without a message
-	RuleBundleObject       Rule = "bundle-object"           // an olm.bundle.object that cannot be decoded
-	RuleBundleName         Rule = "bundle-name"             // a bundle without a name, or not the normalized name of its release
+	RuleParse              Rule = "parse"                 // a file or blob cannot be read or decoded
+	RuleSchema             Rule = "schema"                // the blob breaks the CUE schema
+	RulePackageName        Rule = "package-name"          // package without a name, or not a DNS-1123 label
+	RuleDuplicatePackage   Rule = "duplicate-package"     // two olm.package blobs with one name
+	RuleUnknownPackage     Rule = "unknown-package"       // channel, bundle or deprecation of an undeclared package
+	RuleChannelName        Rule = "channel-name"          // channel without a name
+	RuleDuplicateChannel   Rule = "duplicate-channel"     // two channels with one name in a package
+	RuleDuplicateEntry     Rule = "duplicate-entry"       // a bundle listed twice in a channel
+	RuleBundlePackage      Rule = "bundle-package"        // bundle without package, or olm.package property disagreeing
+	RuleDuplicateBundle    Rule = "duplicate-bundle"      // two bundles with one name in a package
+	RuleProperty           Rule = "property"              // a property value that does not decode for its type
+	RulePackageProperty    Rule = "package-property"      // not exactly one olm.package property
+	RuleImage              Rule = "image"                 // image or related image is not a valid pull spec
+	RuleVersion            Rule = "version"               // bundle version is not semver
+	RuleBundleNotInChannel Rule = "bundle-not-in-channel" // an olm.bundle no channel lists
+	RuleEntryWithoutBundle Rule = "entry-without-bundle"  // a channel entry with no olm.bundle blob
+	RuleDeprecation        Rule = "deprecation"           // bad olm.deprecations blob or reference
+	RuleDefaultChannel     Rule = "default-channel"       // default channel unset
+	RuleNoChannels         Rule = "no-channels"           // package without channels
+	RuleEmptyChannel       Rule = "empty-channel"         // channel without bundles
+	RuleChannelHead        Rule = "channel-head"          // no head, or several
+	RuleReplacesCycle      Rule = "replaces-cycle"        // cycle in the replaces chain
+	RuleStranded           Rule = "stranded-bundles"      // bundles the head cannot reach
+	RuleDuplicateVersion   Rule = "duplicate-version"     // two bundles with one version in a package
+	RuleSkips              Rule = "skips"                 // an empty skips entry
+	RuleSkipRange          Rule = "skip-range"            // skipRange is not a semver range
+	RuleBundleImage        Rule = "bundle-image"          // no image and no bundle objects
+	RuleDeprecationMessage Rule = "deprecation-message"   // deprecation without a message
+	RuleBundleObject       Rule = "bundle-object"         // an olm.bundle.object that cannot be decoded
+	RuleBundleName         Rule = "bundle-name"           // a bundle without a name, or not the normalized name of its release
+)
+
+// Rules that upstream does not have: what it reports as another problem,
+// or not at all.
+const (
+	RuleReadElsewhere  Rule = "read-differently"        // a file other tools read differently (a JSON stream after a byte order mark)
+	RuleUnknownDefault Rule = "unknown-default-channel" // default channel names no channel of the package (upstream: an empty channel)
 )
 
 // Problem is one finding about a catalog.
