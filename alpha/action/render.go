@@ -32,6 +32,9 @@ type Render struct {
 	// MaxFileSize is the largest catalog file read, in bytes (0: the
 	// loader's default, declcfg.DefaultMaxFileSize; < 0: no limit).
 	MaxFileSize int64
+	// Warn, when set, receives the warnings about files of a catalog
+	// tree that other tools read differently (declcfg.WithWarnings).
+	Warn func(msg string)
 }
 
 // A Source is one rendered reference: either a catalog tree read in a
@@ -181,7 +184,13 @@ func (r Render) Run(ctx context.Context, w io.Writer) error {
 		}
 		fsrc := &fileSource{fsys: src.FS, spill: sp, files: map[string]fs.File{}, whole: map[string][]byte{}}
 		sources = append(sources, fsrc)
-		refItems, err := collect(ctx, fsrc, declcfg.WithMaxFileSize(r.MaxFileSize))
+		walk := []declcfg.WalkOption{declcfg.WithMaxFileSize(r.MaxFileSize)}
+		if r.Warn != nil {
+			walk = append(walk, declcfg.WithWarnings(func(w *declcfg.Error) {
+				r.Warn(fmt.Sprintf("render reference %q: %v", ref, w))
+			}))
+		}
+		refItems, err := collect(ctx, fsrc, walk...)
 		if err != nil {
 			return fmt.Errorf("render reference %q: %w", ref, err)
 		}

@@ -315,9 +315,16 @@ func portOf(a net.Addr) string {
 	return a.String()
 }
 
-// walk is how the catalog is read.
+// walk is how the catalog is read. Files other tools read differently
+// are logged as warnings when the catalog is read (not when a cache is
+// reused).
 func (s Serve) walk() []declcfg.WalkOption {
-	return []declcfg.WalkOption{declcfg.WithMaxFileSize(s.MaxFileSize)}
+	opts := []declcfg.WalkOption{declcfg.WithMaxFileSize(s.MaxFileSize)}
+	if s.Logger != nil {
+		log := s.Logger.With("configs", s.CatalogDir)
+		opts = append(opts, declcfg.WithWarnings(func(w *declcfg.Error) { log.Warn(w.Error()) }))
+	}
+	return opts
 }
 
 // load returns the snapshot to serve, applying the cache policy.

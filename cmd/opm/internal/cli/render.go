@@ -86,7 +86,8 @@ those images actually existing. Available template variables are:
 			}
 			out := bufio.NewWriterSize(s.Out, 1<<20)
 			res.MaxFileSize = g.maxFileSize.limit()
-			r := action.Render{Refs: args, Format: format, Sources: res, MaxFileSize: g.maxFileSize.limit()}
+			r := action.Render{Refs: args, Format: format, Sources: res, MaxFileSize: g.maxFileSize.limit(),
+				Warn: func(msg string) { logLine(s.Err, "warning", msg) }}
 			if err := r.Run(cmd.Context(), out); err != nil {
 				return err
 			}
