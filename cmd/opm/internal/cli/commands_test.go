@@ -90,6 +90,10 @@ func TestHiddenFlagsOfUpstream(t *testing.T) {
 	if code != 0 || out != plain || errOut != "Flag --skip-tls has been deprecated, use --use-http and --skip-tls-verify instead\n" {
 		t.Errorf("opm render --skip-tls: exit %d, stdout equal to render's: %v, stderr %q", code, out == plain, errOut)
 	}
+	code, out, errOut = run(t, "completion", "bash", "--skip-tls")
+	if code != 0 || !strings.HasPrefix(out, "# bash completion V2 for opm") || errOut != "Flag --skip-tls has been deprecated, use --use-http and --skip-tls-verify instead\n" {
+		t.Errorf("opm completion bash --skip-tls: exit %d, stdout %.40q, stderr %q", code, out, errOut)
+	}
 	dir := t.TempDir()
 	code, out, errOut = run(t, "generate", "dockerfile", "--binary-image", "quay.io/x/opm:v1", filepath.Join(dir))
 	if code != 0 || out != "" || errOut != "Flag --binary-image has been deprecated, use --base-image instead\n" {

@@ -118,6 +118,10 @@ To view help related to alpha features, set HELP_ALPHA=true in the environment.`
 	)
 	configureAlphaFlags(root, !showAlpha)
 	markCommandErrors(root)
+	// cobra adds help and completion when it runs; added now, their
+	// flags' warnings go to standard error too.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
 	flagWarningsTo(root, s.Err)
 	return root
 }
