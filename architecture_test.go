@@ -46,7 +46,7 @@ var sameLayer = map[string][]string{
 	"pkg/cache":             {"pkg/registry"},
 	"pkg/server":            {"pkg/cache", "pkg/registry"},
 	"alpha/action":          {"alpha/action/migrations"},
-	"alpha/template":        {"alpha/template/basic", "alpha/template/semver"},
+	"alpha/template":        {"alpha/template/basic", "alpha/template/semver", "alpha/template/internal/declcfg"},
 	"alpha/template/basic":  {"alpha/template/bundles", "alpha/template/internal/declcfg"},
 	"alpha/template/semver": {"alpha/template/bundles"},
 	"cmd/opm":               {"cmd/opm/internal/cli"},

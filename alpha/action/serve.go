@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	httppprof "net/http/pprof"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -277,7 +278,7 @@ func (s Serve) startHTTP(snap *cache.Snapshot, srv *server.Server, metrics *http
 		}
 		w.served <- err
 	}()
-	log.Info("serving HTTP", "address", lis.Addr().String(), "scheme", scheme, "catalog", name)
+	log.Info("serving HTTP", "address", lis.Addr().String(), "scheme", scheme, "catalog", name, "url", browseURL(scheme, s.HTTPAddr, lis.Addr()))
 	return w, nil
 }
 
@@ -306,6 +307,31 @@ func defaultCatalogName(dir string) string {
 		return "catalog"
 	}
 	return name
+}
+
+// browseURL is the URL of the web page served on bound, to open in a
+// browser: the bound address (IPv6 in brackets), or where the server
+// listens on every address (":8088", "0.0.0.0:8088") the loopback one,
+// 127.0.0.1 (::1 when "[::]" was asked for); a host name given in
+// requested (the --http-addr) is kept, as a TLS certificate names it.
+func browseURL(scheme, requested string, bound net.Addr) string {
+	host, port, err := net.SplitHostPort(bound.String())
+	if err != nil {
+		return scheme + "://" + bound.String() + "/"
+	}
+	reqHost, _, _ := net.SplitHostPort(requested)
+	ip := net.ParseIP(host)
+	switch {
+	case reqHost != "" && net.ParseIP(reqHost) == nil && !strings.Contains(reqHost, "%"):
+		host = reqHost
+	case ip != nil && ip.IsUnspecified():
+		host = "127.0.0.1"
+		if ip.To4() == nil && reqHost != "" {
+			host = "::1"
+		}
+	}
+	u := url.URL{Scheme: scheme, Host: net.JoinHostPort(host, port), Path: "/"}
+	return u.String()
 }
 
 func portOf(a net.Addr) string {

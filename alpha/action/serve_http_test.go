@@ -181,8 +181,8 @@ func TestServeHTTP(t *testing.T) {
 			if _, err := client.Get(base + "/healthz"); err == nil {
 				t.Error("the HTTP server still answers after the stop")
 			}
-			if !strings.Contains(logs.String(), "serving HTTP") {
-				t.Errorf("logs:\n%s", logs)
+			if !strings.Contains(logs.String(), "serving HTTP") || !strings.Contains(logs.String(), " url="+base+"/\n") {
+				t.Errorf("logs lack the URL %s/:\n%s", base, logs)
 			}
 		})
 	}
@@ -223,6 +223,34 @@ func TestDefaultCatalogName(t *testing.T) {
 	for dir, want := range map[string]string{"/configs": "configs", "/srv/My.Catalog": "my.catalog", "/x/under_score": "catalog", "/": "catalog"} {
 		if got := defaultCatalogName(dir); got != want {
 			t.Errorf("defaultCatalogName(%q) = %q, want %q", dir, got, want)
+		}
+	}
+}
+
+// TestBrowseURL: the URL serve logs for the web page.
+func TestBrowseURL(t *testing.T) {
+	tcp := func(ip string, port int) net.Addr { return &net.TCPAddr{IP: net.ParseIP(ip), Port: port} }
+	for _, tc := range []struct {
+		scheme, requested string
+		bound             net.Addr
+		want              string
+	}{
+		{"http", ":8088", tcp("::", 8088), "http://127.0.0.1:8088/"}, // what net.Listen(":8088") gives
+		{"http", ":8088", tcp("0.0.0.0", 8088), "http://127.0.0.1:8088/"},
+		{"http", "0.0.0.0:8088", tcp("0.0.0.0", 8088), "http://127.0.0.1:8088/"},
+		{"http", "[::]:8088", tcp("::", 8088), "http://[::1]:8088/"},
+		{"https", ":8443", tcp("::", 8443), "https://127.0.0.1:8443/"},
+		{"http", "127.0.0.1:0", tcp("127.0.0.1", 41234), "http://127.0.0.1:41234/"},
+		{"http", "[::1]:8088", tcp("::1", 8088), "http://[::1]:8088/"},
+		{"http", "[2001:db8::5]:80", tcp("2001:db8::5", 80), "http://[2001:db8::5]:80/"},
+		{"http", "192.0.2.7:8088", tcp("192.0.2.7", 8088), "http://192.0.2.7:8088/"},
+		{"https", "catalog.example.com:8443", tcp("192.0.2.7", 8443), "https://catalog.example.com:8443/"},
+		{"http", "localhost:0", tcp("127.0.0.1", 41234), "http://localhost:41234/"},
+		{"http", "", tcp("127.0.0.1", 41234), "http://127.0.0.1:41234/"}, // a listener given (tests)
+		{"http", "", tcp("::", 41234), "http://127.0.0.1:41234/"},
+	} {
+		if got := browseURL(tc.scheme, tc.requested, tc.bound); got != tc.want {
+			t.Errorf("browseURL(%q, %q, %v) = %q, want %q", tc.scheme, tc.requested, tc.bound, got, tc.want)
 		}
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -138,7 +139,6 @@ func (s *Server) routes() http.Handler {
 	if m := s.opts.Metrics; m != nil {
 		top.Handle("GET /metrics", s.instrument("metrics", m.Handler()))
 	}
-	prefix := "/catalogs/" + s.opts.CatalogName
 	top.Handle("/catalogs/{catalog}/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name := r.PathValue("catalog")
 		if err := ValidCatalogName(name); err != nil {
@@ -151,12 +151,34 @@ func (s *Server) routes() http.Handler {
 			s.instrument("other", http.HandlerFunc(notFound)).ServeHTTP(w, r)
 			return
 		}
-		http.StripPrefix(prefix, inner).ServeHTTP(w, r)
+		inner.ServeHTTP(w, stripCatalog(r))
 	}))
 	top.Handle("/", inner)
 	// No route reads a request body; one larger than MaxBodyBytes is not
 	// even drained for the connection's reuse.
 	return gzhttp.GzipHandler(http.MaxBytesHandler(top, MaxBodyBytes))
+}
+
+// stripCatalog returns r with the /catalogs/NAME prefix cut from its path,
+// by segments of the escaped path, as the router matched it (Go's
+// ServeMux matches each segment unescaped, and catalogd is served by one):
+// /catalogs/c%61t/api/v1/all is /catalogs/cat/api/v1/all, where
+// http.StripPrefix, which compares strings, would find no prefix.
+func stripCatalog(r *http.Request) *http.Request {
+	escaped := strings.TrimPrefix(r.URL.EscapedPath(), "/catalogs/")
+	_, rest, _ := strings.Cut(escaped, "/")
+	rest = "/" + rest
+	path, err := url.PathUnescape(rest)
+	if err != nil {
+		// The router matched the path, so it unescapes.
+		path = rest
+	}
+	r2 := new(http.Request)
+	*r2 = *r
+	r2.URL = new(url.URL)
+	*r2.URL = *r.URL
+	r2.URL.Path, r2.URL.RawPath = path, rest
+	return r2
 }
 
 // notFound is catalogd's 404.

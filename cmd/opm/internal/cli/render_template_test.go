@@ -125,10 +125,11 @@ func firstDifference(got, want []byte) string {
 }
 
 // TestRenderTemplateHelp compares the help of render-template and
-// convert-template basic with upstream's (recorded with
-// `opm alpha render-template --help` and
-// `opm alpha convert-template basic --help`), byte for byte once the two
-// flags that upstream lacks (--image-cache-dir, ours; the global
+// convert-template (the command, basic and substitutes) with upstream's
+// (recorded with `opm alpha render-template --help`,
+// `opm alpha convert-template --help`, `opm alpha convert-template basic
+// --help` and `... substitutes --help`), byte for byte once the two flags
+// that upstream lacks (--image-cache-dir, ours; the global
 // --max-catalog-file-size) are hidden.
 func TestRenderTemplateHelp(t *testing.T) {
 	for _, tc := range []struct {
@@ -137,6 +138,8 @@ func TestRenderTemplateHelp(t *testing.T) {
 	}{
 		{"help-render-template.txt", []string{"alpha", "render-template", "--help"}},
 		{"help-convert-template-basic.txt", []string{"alpha", "convert-template", "basic", "--help"}},
+		{"help-convert-template-substitutes.txt", []string{"alpha", "convert-template", "substitutes", "--help"}},
+		{"help-convert-template.txt", []string{"alpha", "convert-template", "--help"}},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
 			want, err := os.ReadFile(filepath.Join(goldenRoot, "template-golden", tc.golden))

@@ -81,6 +81,10 @@ To view help related to alpha features, set HELP_ALPHA=true in the environment.`
 	pf.Bool("skip-tls", false, "skip TLS certificate verification for container image registries while pulling bundles or index")
 	_ = pf.MarkDeprecated("skip-tls", "use --use-http and --skip-tls-verify instead")
 	_ = pf.MarkHidden("skip-tls")
+	// Upstream's root takes a hidden --debug, which changes nothing once a
+	// command runs; `opm --debug` is accepted as there.
+	root.Flags().Bool("debug", false, "enable debug logging")
+	_ = root.Flags().MarkHidden("debug")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		if pf.Changed("skip-tls") {
 			v, _ := pf.GetBool("skip-tls")
@@ -114,7 +118,23 @@ To view help related to alpha features, set HELP_ALPHA=true in the environment.`
 	)
 	configureAlphaFlags(root, !showAlpha)
 	markCommandErrors(root)
+	// cobra adds help and completion when it runs; added now, their
+	// flags' warnings go to standard error too.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	flagWarningsTo(root, s.Err)
 	return root
+}
+
+// flagWarningsTo sends the warnings of flag parsing (a deprecated flag
+// used) to w, standard error, as upstream's: cobra prints them on the
+// command's output, which here is standard output (for help), where they
+// would end up in a catalog redirected to a file.
+func flagWarningsTo(c *cobra.Command, w io.Writer) {
+	c.Flags().SetOutput(w)
+	for _, sub := range c.Commands() {
+		flagWarningsTo(sub, w)
+	}
 }
 
 // configureAlphaFlags marks every --alpha-* flag as upstream does: its usage
