@@ -19,7 +19,18 @@ import (
 // --cache-dir=cacheDir --cache-only` does. It is the cache builder of
 // `opm generate image`.
 func BuildServeCache(configsDir, cacheDir string) error {
-	snap, err := LoadServeDir(context.Background(), os.DirFS(configsDir), cacheDir, version.Version)
+	return buildServeCache(configsDir, cacheDir, false)
+}
+
+// BuildServeCacheHTTP is BuildServeCache with the catalog's JSON lines in
+// the cache, as `--cache-only --cache-http` builds it: for images that
+// serve HTTP as well (`opm generate image --cache-http`).
+func BuildServeCacheHTTP(configsDir, cacheDir string) error {
+	return buildServeCache(configsDir, cacheDir, true)
+}
+
+func buildServeCache(configsDir, cacheDir string, lines bool) error {
+	snap, err := LoadServeDir(context.Background(), os.DirFS(configsDir), cacheDir, version.Version, lines)
 	if err != nil {
 		return fmt.Errorf("build the serve cache of %s: %w", configsDir, err)
 	}

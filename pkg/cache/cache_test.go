@@ -253,7 +253,7 @@ func TestRejections(t *testing.T) {
 			p := filepath.Join(cat, "p/catalog.json")
 			b, _ := os.ReadFile(p)
 			os.WriteFile(p, bytes.Replace(b, []byte(`"old"`), []byte(`"new"`), 1), 0o644)
-		}, Stale, false, `file "p/catalog.json" changed (sha256`},
+		}, Stale, false, `file "p/catalog.json" changed (xxh64`},
 		{"catalog file added", func(t *testing.T, cat, _ string) { write(t, cat, "q/catalog.json", "{}") }, Stale, false, `file "q/catalog.json" was added`},
 		{"catalog file removed", func(t *testing.T, cat, _ string) { os.Remove(filepath.Join(cat, ".indexignore")) }, Stale, false, `file ".indexignore" was removed`},
 	} {

@@ -43,11 +43,13 @@ type Snapshot struct {
 	f         Storage
 	bodiesEnd int64
 	lines     *Lines
+	extra     io.Closer // the storage of lines added by AddLines
 	closed    atomic.Bool
 }
 
 // Lines is the catalog as JSON lines, as catalogd serves it; nil for a
-// cold start that did not keep them (Writer.KeepLines).
+// cache built without them (Writer.KeepLines, DirBuild.KeepLines) until
+// AddLines derives them.
 func (s *Snapshot) Lines() *Lines { return s.lines }
 
 // Reason says why a cache was not used.
@@ -403,6 +405,9 @@ func (s *Snapshot) spanName(meta, bundle int) string {
 func (s *Snapshot) Close() error {
 	if s.closed.Swap(true) {
 		return nil
+	}
+	if s.extra != nil {
+		s.extra.Close()
 	}
 	return s.f.Close()
 }
