@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"runtime"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -44,8 +46,17 @@ func buildServeCache(configsDir, cacheDir string, lines bool) error {
 type GenerateImage struct {
 	// Dir is the catalog directory.
 	Dir string
-	// BaseImage is the image reference to build on, or "scratch".
+	// BaseImage is the image reference to build on, or "scratch"; empty
+	// builds the base from this opm's own binaries (catalogimage.OpmBase:
+	// the running opm, and the grpc_health_probe and opm-graphviz next to
+	// it), so that no published opm image is needed.
 	BaseImage string
+	// ProbeBinary is the grpc_health_probe of a base built from this opm;
+	// empty means the one in the running opm's directory.
+	ProbeBinary string
+	// CacheHTTP stores the catalog's JSON lines in the serve cache, for
+	// images that serve HTTP as well (`--cache-http`).
+	CacheHTTP bool
 	// Destination is a registry reference, or "oci-layout:PATH".
 	Destination string
 	// Labels are extra image labels.
@@ -65,13 +76,48 @@ type GenerateImage struct {
 	TempDir string
 }
 
+// opmBase builds the base image from the running opm.
+func (g GenerateImage) opmBase(ctx context.Context) (*catalogimage.Image, error) {
+	self, err := os.Executable()
+	if err == nil {
+		self, err = filepath.EvalSymlinks(self)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find the running opm: %w", err)
+	}
+	p := v1.Platform{OS: runtime.GOOS, Architecture: runtime.GOARCH}
+	if g.Platform != nil && (g.Platform.OS != p.OS || g.Platform.Architecture != p.Architecture) {
+		return nil, fmt.Errorf("this opm runs on %s, not %s: pass --base-image, an opm image for %s, to build for another platform", p, g.Platform, g.Platform)
+	}
+	if g.Platform != nil {
+		p.Variant = g.Platform.Variant
+	}
+	dir := filepath.Dir(self)
+	probe := g.ProbeBinary
+	if probe == "" {
+		probe = filepath.Join(dir, "grpc_health_probe")
+		if _, err := os.Stat(probe); err != nil {
+			return nil, fmt.Errorf("no grpc_health_probe next to this opm (%s), which the image needs for OLM's catalog pod probes: "+
+				"build both (make build puts them in bin/), or pass --base-image", probe)
+		}
+	}
+	b := catalogimage.OpmBase{Opm: self, Probe: probe, Platform: p, Created: g.Created, TempDir: g.TempDir}
+	if gv := filepath.Join(dir, "opm-graphviz"); fileExists(gv) {
+		b.Graphviz = gv
+	}
+	return b.Image(ctx)
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
 // Run builds and writes the image and returns its digest.
 func (g GenerateImage) Run(ctx context.Context) (v1.Hash, error) {
 	switch {
 	case g.Dir == "":
 		return v1.Hash{}, errors.New("catalog directory is unset")
-	case g.BaseImage == "":
-		return v1.Hash{}, errors.New("base image is unset")
 	case g.Destination == "":
 		return v1.Hash{}, errors.New("destination is unset")
 	}
@@ -85,12 +131,24 @@ func (g GenerateImage) Run(ctx context.Context) (v1.Hash, error) {
 	}
 	if o.Cache == nil {
 		o.Cache = BuildServeCache
+		if g.CacheHTTP {
+			o.Cache = BuildServeCacheHTTP
+		}
 	}
 	if g.Platform != nil {
 		opts = append(opts, image.WithPlatform(*g.Platform))
 		o.Platform = *g.Platform
 	}
-	if g.BaseImage != "scratch" {
+	switch g.BaseImage {
+	case "":
+		base, err := g.opmBase(ctx)
+		if err != nil {
+			return v1.Hash{}, fmt.Errorf("base image: %w", err)
+		}
+		defer base.Close() //nolint:errcheck // removal of temporary files
+		o.Base = base
+	case "scratch":
+	default:
 		base, err := image.Pull(ctx, g.BaseImage, opts...)
 		if err != nil {
 			return v1.Hash{}, fmt.Errorf("base image: %w", err)

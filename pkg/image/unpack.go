@@ -268,7 +268,7 @@ type unpacker struct {
 }
 
 func (u *unpacker) applyLayer(ctx context.Context, l v1.Layer, d v1.Hash) error {
-	rc, err := l.Uncompressed()
+	rc, err := uncompressed(l)
 	if err != nil {
 		return fmt.Errorf("open: %w", err)
 	}
