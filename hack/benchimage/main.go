@@ -26,6 +26,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -52,9 +53,10 @@ func main() {
 		catalog = flag.String("catalog", "/tmp/bench-large", "catalog directory")
 		runs    = flag.Int("runs", 5, "renders per binary")
 		base    = flag.String("base-binary", "", "the file stored as /bin/opm in the image's base layer (default: the first -opm)")
+		serve   = flag.Bool("serve", false, "push the image, print its reference and serve it until interrupted, without measuring")
 	)
 	flag.Parse()
-	if err := run(strings.Split(*opms, ","), *catalog, *runs, *base); err != nil {
+	if err := run(strings.Split(*opms, ","), *catalog, *runs, *base, *serve); err != nil {
 		fmt.Fprintln(os.Stderr, "benchimage:", err)
 		os.Exit(1)
 	}
@@ -69,7 +71,7 @@ type result struct {
 	n         int64
 }
 
-func run(opms []string, catalog string, runs int, baseBinary string) error {
+func run(opms []string, catalog string, runs int, baseBinary string, serve bool) error {
 	var bins []binary
 	for _, o := range opms {
 		label, p, ok := strings.Cut(o, "=")
@@ -104,6 +106,12 @@ func run(opms []string, catalog string, runs int, baseBinary string) error {
 		return err
 	}
 	fmt.Printf("image %s: %d layers, %.1f MB compressed, built and pushed in %v\n", ref, layers, float64(size)/1e6, time.Since(start).Round(time.Millisecond))
+	if serve {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		<-ctx.Done()
+		return nil
+	}
 
 	// Upstream's containers/image pull wants a signature policy: one that
 	// accepts anything, in a home of its own.

@@ -117,6 +117,21 @@ func TestRenderImages(t *testing.T) {
 		t.Errorf("mixed render lacks a package or is out of order (hyperfoil at %d, submariner at %d)", i, j)
 	}
 
+	// The images are pulled at once; on a terminal a status line counts
+	// them and a summary ends it, and the output is the same. Not on a
+	// terminal: nothing on stderr.
+	if strings.Contains(errOut, "pulled") {
+		t.Errorf("progress written when stderr is not a terminal: %q", errOut)
+	}
+	var tout, terr bytes.Buffer
+	if code := Main(context.Background(), Streams{In: strings.NewReader(""), Out: &tout, Err: &terr, Terminal: true},
+		[]string{"render", bundleRef, catalogRef, smallBundle}); code != 0 || tout.String() != mixed {
+		t.Errorf("render on a terminal: exit %d, stdout equal: %v; stderr %q", code, tout.String() == mixed, terr.String())
+	}
+	if e := terr.String(); !strings.Contains(e, "pulling images: ") || !strings.Contains(e, "pulled 2 images in ") {
+		t.Errorf("stderr on a terminal: %q, want the pulls counted and summed up", e)
+	}
+
 	// Neither catalog nor bundle: exit 1, the reason on stderr, nothing on
 	// stdout.
 	code, out, errOut := run(t, "render", catalog, plainRef)
