@@ -13,6 +13,7 @@ import (
 
 	"github.com/fastopm/fastopm/pkg/catalogimage"
 	"github.com/fastopm/fastopm/pkg/image"
+	"github.com/fastopm/fastopm/pkg/progress"
 	"github.com/fastopm/fastopm/pkg/version"
 )
 
@@ -74,6 +75,9 @@ type GenerateImage struct {
 	Created time.Time
 	// TempDir holds the work files; empty means os.TempDir().
 	TempDir string
+	// Progress, when set, shows each step (layers, the serve cache, the
+	// push) on a status line and sums it up.
+	Progress *progress.Reporter
 }
 
 // opmBase builds the base image from the running opm.
@@ -101,7 +105,7 @@ func (g GenerateImage) opmBase(ctx context.Context) (*catalogimage.Image, error)
 				"build both (make build puts them in bin/), or pass --base-image", probe)
 		}
 	}
-	b := catalogimage.OpmBase{Opm: self, Probe: probe, Platform: p, Created: g.Created, TempDir: g.TempDir}
+	b := catalogimage.OpmBase{Opm: self, Probe: probe, Platform: p, Created: g.Created, TempDir: g.TempDir, Progress: g.Progress}
 	if gv := filepath.Join(dir, "opm-graphviz"); fileExists(gv) {
 		b.Graphviz = gv
 	}
@@ -123,11 +127,12 @@ func (g GenerateImage) Run(ctx context.Context) (v1.Hash, error) {
 	}
 	opts := append([]image.Option(nil), g.ImageOptions...)
 	o := catalogimage.Options{
-		Dir:     g.Dir,
-		Cache:   g.Cache,
-		Labels:  g.Labels,
-		Created: g.Created,
-		TempDir: g.TempDir,
+		Dir:      g.Dir,
+		Cache:    g.Cache,
+		Labels:   g.Labels,
+		Created:  g.Created,
+		TempDir:  g.TempDir,
+		Progress: g.Progress,
 	}
 	if o.Cache == nil {
 		o.Cache = BuildServeCache
@@ -164,7 +169,7 @@ func (g GenerateImage) Run(ctx context.Context) (v1.Hash, error) {
 	if err != nil {
 		return v1.Hash{}, err
 	}
-	if err := image.Write(ctx, img, g.Destination, opts...); err != nil {
+	if err := image.Write(ctx, img, g.Destination, append(opts, image.WithProgress(g.Progress))...); err != nil {
 		return v1.Hash{}, err
 	}
 	return digest, nil

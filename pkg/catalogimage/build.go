@@ -42,6 +42,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/fastopm/fastopm/pkg/image"
+	"github.com/fastopm/fastopm/pkg/progress"
 )
 
 // Paths inside the image, as the generated Dockerfile has them.
@@ -86,7 +87,23 @@ type Options struct {
 	Platform v1.Platform
 	// TempDir holds the work files; empty means os.TempDir().
 	TempDir string
+	// Progress, when set, shows each step (the serve cache, each layer)
+	// on a status line and sums it up when done.
+	Progress *progress.Reporter
 }
+
+// step shows a step of a build on r's status line; the function returned
+// ends it with a summary (the time taken is added).
+func step(r *progress.Reporter, label string) func(summary string) {
+	t := r.Start(label, 1)
+	start := time.Now()
+	return func(summary string) {
+		t.Done(fmt.Sprintf("%s in %v", summary, time.Since(start).Round(10*time.Millisecond)))
+	}
+}
+
+// sizeOf is a layer's compressed size in MB, for summaries.
+func sizeOf(l *fileLayer) string { return fmt.Sprintf("%.1f MB", float64(l.size)/1e6) }
 
 // Image is a built catalog image. Its layers live in temporary files until
 // Close.
@@ -142,23 +159,32 @@ func Build(ctx context.Context, o Options) (_ *Image, err error) {
 	}
 
 	cacheDir := filepath.Join(work, "cache")
+	done := step(o.Progress, "building the serve cache")
 	if err := o.Cache(o.Dir, cacheDir); err != nil {
+		done("")
 		return nil, fmt.Errorf("build serve cache: %w", err)
 	}
+	done("built the serve cache")
 	if st, err := os.Stat(cacheDir); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("build serve cache: the cache builder left no directory at %s", cacheDir)
 	}
 
+	done = step(o.Progress, "writing the catalog layer")
 	configsLayer, err := writeLayer(ctx, filepath.Join(work, "configs.tar.gz"), o.Dir, strings.TrimPrefix(ConfigsPath, "/"), created, layerType)
 	if err != nil {
+		done("")
 		return nil, fmt.Errorf("catalog layer: %w", err)
 	}
+	done("wrote the catalog layer (" + sizeOf(configsLayer) + ")")
 	// /tmp itself is left out of the layer, so that the base image's /tmp
 	// (often mode 1777) keeps its mode.
+	done = step(o.Progress, "writing the serve cache layer")
 	cacheLayer, err := writeLayer(ctx, filepath.Join(work, "cache.tar.gz"), cacheDir, strings.TrimPrefix(CachePath, "/"), created, layerType)
 	if err != nil {
+		done("")
 		return nil, fmt.Errorf("cache layer: %w", err)
 	}
+	done("wrote the serve cache layer (" + sizeOf(cacheLayer) + ")")
 
 	baseCF, err := base.ConfigFile()
 	if err != nil {

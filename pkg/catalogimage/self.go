@@ -15,6 +15,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/fastopm/fastopm/pkg/progress"
 )
 
 // OpmBase describes the opm image built from opm's own files, without a
@@ -40,6 +42,8 @@ type OpmBase struct {
 	Created time.Time
 	// TempDir holds the layer file; empty means os.TempDir().
 	TempDir string
+	// Progress, when set, shows the layer's build on a status line.
+	Progress *progress.Reporter
 }
 
 // OpmUser is the user catalog images built on OpmBase run as: distroless's
@@ -73,13 +77,16 @@ func (b OpmBase) Image(ctx context.Context) (*Image, error) {
 		files = append(files, binFile{"bin/opm-graphviz", b.Graphviz})
 	}
 	slices.SortFunc(files, func(a, b binFile) int { return strings.Compare(a.name, b.name) })
+	done := step(b.Progress, "writing the opm layer")
 	l, err := writeLayerWith(filepath.Join(work, "opm.tar.gz"), types.OCILayer, func(tw *tar.Writer) error {
 		return writeBinaries(ctx, tw, files, created)
 	})
 	if err != nil {
+		done("")
 		os.RemoveAll(work)
 		return nil, fmt.Errorf("opm layer: %w", err)
 	}
+	done("wrote the opm layer (" + sizeOf(l) + ")")
 	base := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
 	at := v1.Time{Time: created}
 	img, err := mutate.Append(base, mutate.Addendum{Layer: l, History: v1.History{

@@ -321,6 +321,24 @@ func TestGenerateImageCmd(t *testing.T) {
 		t.Errorf("two builds: %s and %s", strings.TrimSpace(first), strings.TrimSpace(second))
 	}
 
+	// On a terminal each step is shown and summed up; not on one (above),
+	// stderr has the final line only.
+	if strings.Contains(stderr, "wrote the catalog layer") {
+		t.Errorf("progress written when stderr is not a terminal: %q", stderr)
+	}
+	var tout, terr bytes.Buffer
+	tcmd := newCmd(Streams{In: strings.NewReader(""), Out: &tout, Err: &terr, Terminal: true})
+	tcmd.SilenceUsage, tcmd.SilenceErrors = true, true
+	tcmd.SetArgs([]string{catalog, "-i", baseRef, "-t", host + "/catalog:v9", "-l", "team=olm"})
+	if err := tcmd.ExecuteContext(context.Background()); err != nil || tout.String() != first {
+		t.Fatalf("build on a terminal: %v, digest %q want %q", err, tout.String(), first)
+	}
+	for _, want := range []string{"built the serve cache in ", "wrote the catalog layer (", "wrote the serve cache layer (", "pushed " + host + "/catalog:v9 ("} {
+		if !strings.Contains(terr.String(), want) {
+			t.Errorf("stderr on a terminal lacks %q:\n%q", want, terr.String())
+		}
+	}
+
 	// opm render of the pushed image equals opm render of the directory.
 	code, want, errOut := run(t, "render", catalog)
 	if code != 0 {

@@ -14,6 +14,7 @@ import (
 	"github.com/fastopm/fastopm/alpha/action"
 	"github.com/fastopm/fastopm/pkg/catalogimage"
 	"github.com/fastopm/fastopm/pkg/image"
+	"github.com/fastopm/fastopm/pkg/progress"
 )
 
 // newGenerateCmd is `opm generate`.
@@ -138,6 +139,7 @@ and the push.`,
 				ImageOptions: g.imageOptions(cacheDir),
 				Cache:        cache,
 				CacheHTTP:    cacheHTTP,
+				Progress:     progress.New(s.Err, s.Terminal),
 			}
 			if output != "" {
 				gen.Destination = output
