@@ -15,6 +15,7 @@ package main
 
 import (
 	"archive/tar"
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -72,6 +73,9 @@ type result struct {
 }
 
 func run(opms []string, catalog string, runs int, baseBinary string, serve bool) error {
+	if serve {
+		return serveImage(catalog, baseBinary)
+	}
 	var bins []binary
 	for _, o := range opms {
 		label, p, ok := strings.Cut(o, "=")
@@ -91,28 +95,33 @@ func run(opms []string, catalog string, runs int, baseBinary string, serve bool)
 		baseBinary = bins[0].path
 	}
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	// The registry (which holds the image in memory) runs in a process
+	// of its own: a child's peak RSS as the kernel reports it can be its
+	// parent's, since Go starts children sharing the parent's memory
+	// until they exec.
+	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{ReadHeaderTimeout: time.Minute, Handler: registry.New(registry.Logger(log.New(io.Discard, "", 0)))}
-	go srv.Serve(ln) //nolint:errcheck // stopped by Close
-	defer srv.Close()
-
-	ref := ln.Addr().String() + "/bench/catalog:v1"
-	start := time.Now()
-	layers, size, err := push(catalog, baseBinary, ref)
+	reg := exec.Command(self, "-serve", "-catalog", catalog, "-base-binary", baseBinary)
+	reg.Stderr = os.Stderr
+	stdout, err := reg.StdoutPipe()
 	if err != nil {
 		return err
 	}
-	fmt.Printf("image %s: %d layers, %.1f MB compressed, built and pushed in %v\n", ref, layers, float64(size)/1e6, time.Since(start).Round(time.Millisecond))
-	if serve {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		<-ctx.Done()
-		return nil
+	if err := reg.Start(); err != nil {
+		return err
 	}
-
+	defer func() {
+		reg.Process.Signal(syscall.SIGTERM) //nolint:errcheck // it may be gone
+		reg.Wait()                          //nolint:errcheck // stopped on purpose
+	}()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		return fmt.Errorf("registry: %w", err)
+	}
+	fmt.Print(line)
+	ref, _, _ := strings.Cut(strings.TrimPrefix(line, "image "), ": ")
 	// Upstream's containers/image pull wants a signature policy: one that
 	// accepts anything, in a home of its own.
 	home, err := os.MkdirTemp("", "benchimage-home-")
@@ -267,4 +276,27 @@ func writeTar(w io.Writer, data []byte) error {
 		return err
 	}
 	return tw.Close()
+}
+
+// serveImage builds the catalog image, pushes it to a registry on
+// loopback, prints "image REF: ..." and serves it until interrupted.
+func serveImage(catalog, baseBinary string) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{ReadHeaderTimeout: time.Minute, Handler: registry.New(registry.Logger(log.New(io.Discard, "", 0)))}
+	go srv.Serve(ln) //nolint:errcheck // stopped by Close
+	defer srv.Close()
+	ref := ln.Addr().String() + "/bench/catalog:v1"
+	start := time.Now()
+	layers, size, err := push(catalog, baseBinary, ref)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("image %s: %d layers, %.1f MB compressed, built and pushed in %v\n", ref, layers, float64(size)/1e6, time.Since(start).Round(time.Millisecond))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	<-ctx.Done()
+	return nil
 }
