@@ -378,7 +378,7 @@ func (s Serve) load(ctx context.Context, fsys fs.FS, log *slog.Logger) (*cache.S
 // the first failure stops the others.
 func (s Serve) checkCache(ctx context.Context, fsys fs.FS, snap *cache.Snapshot, log *slog.Logger) error {
 	if s.CacheOnly && s.CacheHTTP && snap.Lines() == nil {
-		return &cache.RejectedError{Reason: cache.Missing, Path: snap.Path,
+		return &cache.RejectedError{Reason: cache.Incomplete, Path: snap.Path,
 			Detail: "it holds no JSON lines of the catalog (it was built without --cache-http), which --cache-http asks for"}
 	}
 	derive := s.httpOn() && snap.Lines() == nil

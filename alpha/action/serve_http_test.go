@@ -236,7 +236,7 @@ func TestServeCacheHTTP(t *testing.T) {
 		t.Fatalf("check of a gRPC-only cache: %v", err)
 	}
 	err := run(Serve{Enforce: EnforceOn, CacheHTTP: true})
-	if err == nil || !strings.Contains(err.Error(), "integrity check failed") || !strings.Contains(err.Error(), "--cache-http") {
+	if err == nil || !strings.Contains(err.Error(), "integrity check failed") || !strings.Contains(err.Error(), "is incomplete: it holds no JSON lines") {
 		t.Fatalf("check with --cache-http of a cache without lines = %v", err)
 	}
 	if err := run(Serve{CacheHTTP: true}); err != nil {

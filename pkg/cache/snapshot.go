@@ -66,6 +66,9 @@ const (
 	Corrupt
 	// Stale: the catalog changed since the cache was built.
 	Stale
+	// Incomplete: the cache lacks a part that was asked for (the JSON
+	// lines of a cache built without them, when --cache-http asks).
+	Incomplete
 )
 
 func (r Reason) String() string {
@@ -78,6 +81,8 @@ func (r Reason) String() string {
 		return "corrupt"
 	case Stale:
 		return "stale"
+	case Incomplete:
+		return "incomplete"
 	}
 	return fmt.Sprintf("Reason(%d)", int(r))
 }
