@@ -58,6 +58,9 @@ type GenerateImage struct {
 	// CacheHTTP stores the catalog's JSON lines in the serve cache, for
 	// images that serve HTTP as well (`--cache-http`).
 	CacheHTTP bool
+	// Zstd compresses the catalog and cache layers with zstd instead of
+	// gzip (`--compression zstd`).
+	Zstd bool
 	// Destination is a registry reference, or "oci-layout:PATH".
 	Destination string
 	// Labels are extra image labels.
@@ -133,6 +136,7 @@ func (g GenerateImage) Run(ctx context.Context) (v1.Hash, error) {
 		Created:  g.Created,
 		TempDir:  g.TempDir,
 		Progress: g.Progress,
+		Zstd:     g.Zstd,
 	}
 	if o.Cache == nil {
 		o.Cache = BuildServeCache

@@ -226,6 +226,38 @@ func TestGenerateImageOpmBase(t *testing.T) {
 	}
 }
 
+// TestGenerateImageZstd: with zstd the catalog and cache layers are zstd
+// layers, and the image renders as its catalog directory does.
+func TestGenerateImageZstd(t *testing.T) {
+	t.Parallel()
+	host := imagetest.Registry(t)
+	gen := GenerateImage{Dir: exampleCatalog, BaseImage: "scratch", Zstd: true, Destination: host + "/zstd:v1", ImageOptions: anonymous, TempDir: t.TempDir()}
+	digest, err := gen.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := image.Pull(context.Background(), host+"/zstd@"+digest.String(), anonymous...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	layers, err := img.Layers()
+	if err != nil || len(layers) != 2 {
+		t.Fatalf("%d layers, %v", len(layers), err)
+	}
+	for _, l := range layers {
+		if mt, _ := l.MediaType(); mt != "application/vnd.oci.image.layer.v1.tar+zstd" {
+			t.Errorf("layer media type %s", mt)
+		}
+	}
+	want, err := render(t, &Resolver{}, exampleCatalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := render(t, &Resolver{ImageOptions: anonymous, TempDir: t.TempDir()}, host+"/zstd:v1"); err != nil || got != want {
+		t.Errorf("render of the zstd image differs from render of the directory (%v)", err)
+	}
+}
+
 func TestGenerateImageErrors(t *testing.T) {
 	t.Parallel()
 	host := imagetest.Registry(t)

@@ -35,6 +35,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/compression"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -55,9 +56,10 @@ func main() {
 		runs    = flag.Int("runs", 5, "renders per binary")
 		base    = flag.String("base-binary", "", "the file stored as /bin/opm in the image's base layer (default: the first -opm)")
 		serve   = flag.Bool("serve", false, "push the image, print its reference and serve it until interrupted, without measuring")
+		zst     = flag.Bool("zstd", false, "compress the image's layers with zstd (an OCI image) instead of gzip")
 	)
 	flag.Parse()
-	if err := run(strings.Split(*opms, ","), *catalog, *runs, *base, *serve); err != nil {
+	if err := run(strings.Split(*opms, ","), *catalog, *runs, *base, *serve, *zst); err != nil {
 		fmt.Fprintln(os.Stderr, "benchimage:", err)
 		os.Exit(1)
 	}
@@ -72,9 +74,9 @@ type result struct {
 	n         int64
 }
 
-func run(opms []string, catalog string, runs int, baseBinary string, serve bool) error {
+func run(opms []string, catalog string, runs int, baseBinary string, serve, zst bool) error {
 	if serve {
-		return serveImage(catalog, baseBinary)
+		return serveImage(catalog, baseBinary, zst)
 	}
 	var bins []binary
 	for _, o := range opms {
@@ -103,7 +105,7 @@ func run(opms []string, catalog string, runs int, baseBinary string, serve bool)
 	if err != nil {
 		return err
 	}
-	reg := exec.Command(self, "-serve", "-catalog", catalog, "-base-binary", baseBinary)
+	reg := exec.Command(self, "-serve", "-catalog", catalog, "-base-binary", baseBinary, fmt.Sprintf("-zstd=%v", zst))
 	reg.Stderr = os.Stderr
 	stdout, err := reg.StdoutPipe()
 	if err != nil {
@@ -182,16 +184,20 @@ func sorted(rs []result, f func(result) time.Duration) []time.Duration {
 }
 
 // push builds the catalog image and pushes it to ref.
-func push(catalog, opm, ref string) (int, int64, error) {
-	baseLayer, err := binaryLayer(opm)
+func push(catalog, opm, ref string, zst bool) (int, int64, error) {
+	baseLayer, err := binaryLayer(opm, zst)
 	if err != nil {
 		return 0, 0, err
 	}
-	base, err := mutate.AppendLayers(mutate.MediaType(empty.Image, types.DockerManifestSchema2), baseLayer)
+	mt := types.DockerManifestSchema2
+	if zst {
+		mt = types.OCIManifestSchema1
+	}
+	base, err := mutate.AppendLayers(mutate.MediaType(empty.Image, mt), baseLayer)
 	if err != nil {
 		return 0, 0, err
 	}
-	img, err := catalogimage.Build(context.Background(), catalogimage.Options{Base: base, Dir: catalog, Cache: action.BuildServeCache})
+	img, err := catalogimage.Build(context.Background(), catalogimage.Options{Base: base, Dir: catalog, Cache: action.BuildServeCache, Zstd: zst})
 	if err != nil {
 		return 0, 0, err
 	}
@@ -219,7 +225,7 @@ func push(catalog, opm, ref string) (int, int64, error) {
 }
 
 // binaryLayer is a layer holding the file at p as /bin/opm.
-func binaryLayer(p string) (v1.Layer, error) {
+func binaryLayer(p string, zst bool) (v1.Layer, error) {
 	data, err := os.ReadFile(p)
 	if err != nil {
 		return nil, err
@@ -228,7 +234,11 @@ func binaryLayer(p string) (v1.Layer, error) {
 	if err := writeTar(&buf, data); err != nil {
 		return nil, err
 	}
-	return tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf.Bytes())), nil })
+	var opts []tarball.LayerOption
+	if zst {
+		opts = append(opts, tarball.WithCompression(compression.ZStd), tarball.WithMediaType(types.OCILayerZStd))
+	}
+	return tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf.Bytes())), nil }, opts...)
 }
 
 // render runs opm render ref -o json and measures it.
@@ -280,7 +290,7 @@ func writeTar(w io.Writer, data []byte) error {
 
 // serveImage builds the catalog image, pushes it to a registry on
 // loopback, prints "image REF: ..." and serves it until interrupted.
-func serveImage(catalog, baseBinary string) error {
+func serveImage(catalog, baseBinary string, zst bool) error {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -290,7 +300,7 @@ func serveImage(catalog, baseBinary string) error {
 	defer srv.Close()
 	ref := ln.Addr().String() + "/bench/catalog:v1"
 	start := time.Now()
-	layers, size, err := push(catalog, baseBinary, ref)
+	layers, size, err := push(catalog, baseBinary, ref, zst)
 	if err != nil {
 		return err
 	}

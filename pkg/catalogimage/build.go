@@ -40,6 +40,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/fastopm/fastopm/pkg/image"
 	"github.com/fastopm/fastopm/pkg/progress"
@@ -90,6 +91,11 @@ type Options struct {
 	// Progress, when set, shows each step (the serve cache, each layer)
 	// on a status line and sums it up when done.
 	Progress *progress.Reporter
+	// Zstd compresses the catalog and cache layers with zstd
+	// (application/vnd.oci.image.layer.v1.tar+zstd) instead of gzip: they
+	// decompress three to four times as fast, for every pull (containerd
+	// 1.5, CRI-O and Docker 23 read them). It needs an OCI base image.
+	Zstd bool
 }
 
 // step shows a step of a build on r's status line; the function returned
@@ -156,6 +162,12 @@ func Build(ctx context.Context, o Options) (_ *Image, err error) {
 	layerType := types.OCILayer
 	if mt == types.DockerManifestSchema2 {
 		layerType = types.DockerLayer
+	}
+	if o.Zstd {
+		if mt == types.DockerManifestSchema2 {
+			return nil, errors.New("zstd layers need an OCI base image: this one has a Docker manifest, whose layers are gzip")
+		}
+		layerType = types.OCILayerZStd
 	}
 
 	cacheDir := filepath.Join(work, "cache")
@@ -254,8 +266,8 @@ func writeLayer(ctx context.Context, dst, src, prefix string, mtime time.Time, m
 	return writeLayerWith(dst, mt, func(tw *tar.Writer) error { return writeTree(ctx, tw, src, prefix, mtime) })
 }
 
-// writeLayerWith writes a gzip layer file at dst holding the entries that
-// write writes.
+// writeLayerWith writes a layer file at dst, compressed as mt says (zstd
+// or gzip), holding the entries that write writes.
 func writeLayerWith(dst string, mt types.MediaType, write func(*tar.Writer) error) (*fileLayer, error) {
 	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
@@ -265,10 +277,16 @@ func writeLayerWith(dst string, mt types.MediaType, write func(*tar.Writer) erro
 	digest, diffID := sha256.New(), sha256.New()
 	counter := &countingWriter{w: io.MultiWriter(f, digest)}
 	// klauspost's gzip at its default level: four times as fast as
-	// compress/gzip's best compression on catalogs, for 5 % more bytes.
-	// Its output is fixed for a given version of the library (pinned in
-	// go.mod), which keeps builds reproducible.
-	zw, err := gzip.NewWriterLevel(counter, gzip.DefaultCompression)
+	// compress/gzip's best compression on catalogs, for 5 % more bytes;
+	// or its zstd encoder, on one goroutine. Their output is fixed for a
+	// given version of the library (pinned in go.mod), which keeps builds
+	// reproducible.
+	var zw io.WriteCloser
+	if mt == types.OCILayerZStd {
+		zw, err = zstd.NewWriter(counter, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault))
+	} else {
+		zw, err = gzip.NewWriterLevel(counter, gzip.DefaultCompression)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -371,7 +389,7 @@ func hashOf(h hash.Hash) v1.Hash {
 	return v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(h.Sum(nil))}
 }
 
-// fileLayer is a gzip layer in a file, with its digests known.
+// fileLayer is a compressed layer in a file, with its digests known.
 type fileLayer struct {
 	path           string
 	digest, diffID v1.Hash
@@ -392,21 +410,30 @@ func (l *fileLayer) Uncompressed() (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
+	if l.mt == types.OCILayerZStd {
+		zr, err := zstd.NewReader(f, zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		return &decompressCloser{Reader: zr, close: func() error { zr.Close(); return nil }, f: f}, nil
+	}
 	zr, err := gzip.NewReader(f)
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	return &gunzipCloser{Reader: zr, f: f}, nil
+	return &decompressCloser{Reader: zr, close: zr.Close, f: f}, nil
 }
 
-type gunzipCloser struct {
-	*gzip.Reader
-	f *os.File
+type decompressCloser struct {
+	io.Reader
+	close func() error
+	f     *os.File
 }
 
-func (g *gunzipCloser) Close() error {
-	zerr := g.Reader.Close()
+func (g *decompressCloser) Close() error {
+	zerr := g.close()
 	if err := g.f.Close(); err != nil {
 		return err
 	}

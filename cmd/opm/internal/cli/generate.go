@@ -93,6 +93,7 @@ func newGenerateImageCmd(s Streams, g *globalOptions, cache catalogimage.CacheBu
 		baseImage, tag, output, platform, cacheDir string
 		labels                                     []string
 		cacheHTTP                                  bool
+		compression                                string
 	)
 	cmd := &cobra.Command{
 		Use:   "image <fbcRootDir>",
@@ -144,6 +145,13 @@ and the push.`,
 			if output != "" {
 				gen.Destination = output
 			}
+			switch compression {
+			case "gzip":
+			case "zstd":
+				gen.Zstd = true
+			default:
+				return fmt.Errorf("invalid --compression %q, expected gzip or zstd", compression)
+			}
 			if platform != "" {
 				p, err := v1.ParsePlatform(platform)
 				if err != nil {
@@ -165,6 +173,7 @@ and the push.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&baseImage, "base-image", "i", "", `Image to build the catalog image on: an image of this opm (the serve cache is in its format), or "scratch" for an image without opm (default: a base built from this opm binary and the grpc_health_probe next to it)`)
+	f.StringVar(&compression, "compression", "gzip", "Compression of the catalog and cache layers: gzip, or zstd (decompresses three to four times as fast; needs an OCI base image, and containerd 1.5, CRI-O or Docker 23 to run)")
 	f.BoolVar(&cacheHTTP, "cache-http", false, "Also store the catalog's JSON lines in the serve cache, for 'opm serve --http-addr' (without them it derives them at start)")
 	f.StringVarP(&tag, "tag", "t", "", "Registry reference to push the image to")
 	f.StringVar(&output, "output", "", "Where to write the image instead of pushing it: "+image.LayoutPrefix+"PATH for an OCI image layout directory")
