@@ -193,7 +193,11 @@ func push(catalog, opm, ref string, zst bool) (int, int64, error) {
 	if zst {
 		mt = types.OCIManifestSchema1
 	}
-	base, err := mutate.AppendLayers(mutate.MediaType(empty.Image, mt), baseLayer)
+	start := mutate.MediaType(empty.Image, mt)
+	if zst {
+		start = mutate.ConfigMediaType(start, types.OCIConfigJSON)
+	}
+	base, err := mutate.AppendLayers(start, baseLayer)
 	if err != nil {
 		return 0, 0, err
 	}
