@@ -212,6 +212,10 @@ func resolveAll(ctx context.Context, resolver SourceResolver, refs []string) ([]
 	} else {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
+		// Warnings are held per reference and given in the order of the
+		// references, as one after the other gives them.
+		rr, _ := resolver.(*Resolver)
+		warns := make([][]string, len(refs))
 		sem := make(chan struct{}, resolveParallel)
 		var wg sync.WaitGroup
 		for i, ref := range refs {
@@ -224,12 +228,28 @@ func resolveAll(ctx context.Context, resolver SourceResolver, refs []string) ([]
 					errs[i] = ctx.Err()
 					return
 				}
-				if srcs[i], errs[i] = resolver.Resolve(ctx, ref); errs[i] != nil {
+				res := resolver
+				if rr != nil && rr.Warn != nil {
+					var mu sync.Mutex
+					c := *rr
+					c.Warn = func(msg string) {
+						mu.Lock()
+						warns[i] = append(warns[i], msg)
+						mu.Unlock()
+					}
+					res = &c
+				}
+				if srcs[i], errs[i] = res.Resolve(ctx, ref); errs[i] != nil {
 					cancel()
 				}
 			}()
 		}
 		wg.Wait()
+		for _, ws := range warns {
+			for _, w := range ws {
+				rr.Warn(w)
+			}
+		}
 	}
 	if f, ok := resolver.(interface{ Finish() }); ok {
 		f.Finish()

@@ -175,6 +175,21 @@ func TestRenderFlags(t *testing.T) {
 			wantOut: []string{`"name": "hyperfoil-operator.v0.26.0"`}, wantErr: "level=warning"},
 		{name: "strict bundle fails", args: []string{noChannel, "--strict"}, wantCode: 1, wantErr: "no channel in annotations"},
 	}
+	// References are resolved at once; their warnings still come in the
+	// order of the references.
+	other := t.TempDir()
+	if err := os.CopyFS(other, os.DirFS(noChannel)); err != nil {
+		t.Fatal(err)
+	}
+	for _, order := range [][]string{{noChannel, other}, {other, noChannel}} {
+		for range 3 {
+			code, _, errOut := run(t, "render", order[0], order[1])
+			i, j := strings.Index(errOut, order[0]+`\"`), strings.Index(errOut, order[1]+`\"`)
+			if code != 0 || i < 0 || j < 0 || i > j {
+				t.Fatalf("render %v: exit %d, warnings out of order:\n%s", order, code, errOut)
+			}
+		}
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
