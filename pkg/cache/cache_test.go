@@ -236,6 +236,11 @@ func TestRejections(t *testing.T) {
 		{"other format version", func(t *testing.T, _, dir string) {
 			patch(t, filepath.Join(dir, FileName), 8, func(b []byte) { binary.LittleEndian.PutUint32(b, FormatVersion+1) })
 		}, OtherFormat, false, fmt.Sprintf("format version %d; this opm reads version %d", FormatVersion+1, FormatVersion)},
+		// Format 2 (the JSON lines always in, SHA-256 fingerprints):
+		// rebuilt, or refused with enforcement, like any other format.
+		{"format 2", func(t *testing.T, _, dir string) {
+			patch(t, filepath.Join(dir, FileName), 8, func(b []byte) { binary.LittleEndian.PutUint32(b, 2) })
+		}, OtherFormat, false, "format version 2; this opm reads version 3"},
 		{"bad magic", func(t *testing.T, _, dir string) {
 			patch(t, filepath.Join(dir, FileName), 0, func(b []byte) { b[0] ^= 0xff })
 		}, Corrupt, false, "bad magic"},
