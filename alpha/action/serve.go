@@ -69,8 +69,8 @@ type Serve struct {
 	// the catalog as JSON lines, what the HTTP side serves, so that a
 	// later `serve --http-addr` over it need not derive them. With
 	// CacheOnly, an existing cache without them is not what was asked
-	// for: it is rebuilt (refused with enforcement). A cache built while
-	// HTTPAddr is set always carries them.
+	// for: it is rebuilt (refused with enforcement). HTTPAddr (or
+	// HTTPListener) counts as CacheHTTP for the cache.
 	CacheHTTP bool
 	// TempDir holds the temporary answer file of a cold start
 	// (os.TempDir() when empty).
@@ -377,11 +377,11 @@ func (s Serve) load(ctx context.Context, fsys fs.FS, log *slog.Logger) (*cache.S
 // them derived from the catalog instead. The checks run at the same time;
 // the first failure stops the others.
 func (s Serve) checkCache(ctx context.Context, fsys fs.FS, snap *cache.Snapshot, log *slog.Logger) error {
-	if s.CacheOnly && s.CacheHTTP && snap.Lines() == nil {
+	if s.CacheOnly && (s.CacheHTTP || s.httpOn()) && snap.Lines() == nil {
 		return &cache.RejectedError{Reason: cache.Incomplete, Path: snap.Path,
 			Detail: "it holds no JSON lines of the catalog (it was built without --cache-http), which --cache-http asks for"}
 	}
-	derive := s.httpOn() && snap.Lines() == nil
+	derive := s.httpOn() && snap.Lines() == nil && !s.CacheOnly
 	if derive {
 		defer limitLoadMemory(snap.Fingerprint.Size())()
 	}

@@ -235,9 +235,11 @@ func TestServeCacheHTTP(t *testing.T) {
 	if err := run(Serve{Enforce: EnforceOn}); err != nil {
 		t.Fatalf("check of a gRPC-only cache: %v", err)
 	}
-	err := run(Serve{Enforce: EnforceOn, CacheHTTP: true})
-	if err == nil || !strings.Contains(err.Error(), "integrity check failed") || !strings.Contains(err.Error(), "is incomplete: it holds no JSON lines") {
-		t.Fatalf("check with --cache-http of a cache without lines = %v", err)
+	for _, s := range []Serve{{Enforce: EnforceOn, CacheHTTP: true}, {Enforce: EnforceOn, HTTPAddr: "127.0.0.1:0"}} {
+		err := run(s)
+		if err == nil || !strings.Contains(err.Error(), "integrity check failed") || !strings.Contains(err.Error(), "is incomplete: it holds no JSON lines") {
+			t.Fatalf("check of a cache without lines for HTTP (CacheHTTP %v, HTTPAddr %q) = %v", s.CacheHTTP, s.HTTPAddr, err)
+		}
 	}
 	if err := run(Serve{CacheHTTP: true}); err != nil {
 		t.Fatal(err)
