@@ -66,6 +66,13 @@ type Serve struct {
 	CacheOnly bool
 	// Enforce is --cache-enforce-integrity.
 	Enforce Enforcement
+	// CacheHTTP is --cache-http: a cache built by this run also carries
+	// the catalog as JSON lines, what the HTTP side serves, so that a
+	// later `serve --http-addr` over it need not derive them. With
+	// CacheOnly, an existing cache without them is not what was asked
+	// for: it is rebuilt (refused with enforcement). HTTPAddr (or
+	// HTTPListener) counts as CacheHTTP for the cache.
+	CacheHTTP bool
 	// TempDir holds the temporary answer file of a cold start
 	// (os.TempDir() when empty).
 	TempDir string
@@ -363,16 +370,7 @@ func (s Serve) load(ctx context.Context, fsys fs.FS, log *slog.Logger) (*cache.S
 
 	snap, err := cache.OpenDir(s.CacheDir)
 	if err == nil {
-		err = snap.Fingerprint.Check(ctx, fsys, snap.Path, s.walk()...)
-		if err == nil {
-			// A server that says SERVING must be able to answer every
-			// request: check every stored answer, not only the index.
-			err = snap.Verify(ctx)
-		}
-		if err == nil && s.httpOn() {
-			err = snap.VerifyLines(ctx)
-		}
-		if err != nil {
+		if err = s.checkCache(ctx, fsys, snap, log); err != nil {
 			snap.Close()
 		}
 	}
@@ -392,7 +390,7 @@ func (s Serve) load(ctx context.Context, fsys fs.FS, log *slog.Logger) (*cache.S
 	default:
 		log.Info("building cache", "reason", rej.Error())
 	}
-	snap, err = LoadServeDir(ctx, fsys, s.CacheDir, version.Version, s.walk()...)
+	snap, err = LoadServeDir(ctx, fsys, s.CacheDir, version.Version, s.CacheHTTP || s.httpOn(), s.walk()...)
 	if err == nil {
 		freeOSMemory()
 		log.Info("cache built", "file", snap.Path)
@@ -403,6 +401,79 @@ func (s Serve) load(ctx context.Context, fsys fs.FS, log *slog.Logger) (*cache.S
 	}
 	log.Warn("cannot write the cache directory; serving from a temporary cache", "error", err)
 	return s.buildTemp(ctx, fsys, log)
+}
+
+// checkCache decides whether an opened cache can be served: the catalog's
+// fingerprint must match and every stored answer its checksum (a server
+// that says SERVING must be able to answer every request), and, with HTTP
+// on, the JSON lines their checksum; a cache built without the lines gets
+// them derived from the catalog instead. The checks run at the same time;
+// the first failure stops the others.
+func (s Serve) checkCache(ctx context.Context, fsys fs.FS, snap *cache.Snapshot, log *slog.Logger) error {
+	if s.CacheOnly && (s.CacheHTTP || s.httpOn()) && snap.Lines() == nil {
+		return &cache.RejectedError{Reason: cache.Incomplete, Path: snap.Path,
+			Detail: "it holds no JSON lines of the catalog (it was built without --cache-http), which --cache-http asks for"}
+	}
+	derive := s.httpOn() && snap.Lines() == nil && !s.CacheOnly
+	if derive {
+		defer limitLoadMemory(snap.Fingerprint.Size())()
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg    sync.WaitGroup
+		errs  [4]error // in the order they are reported: stale, damaged answers, damaged lines, derivation
+		lines *cache.LineBuilder
+		inMem bool
+		start = time.Now()
+	)
+	run := func(i int, fn func() error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if errs[i] = fn(); errs[i] != nil {
+				cancel()
+			}
+		}()
+	}
+	run(0, func() error { return snap.Fingerprint.Check(ctx, fsys, snap.Path, s.walk()...) })
+	run(1, func() error { return snap.Verify(ctx) })
+	switch {
+	case derive:
+		run(3, func() (err error) {
+			lines, inMem, err = LoadServeLines(ctx, fsys, s.TempDir, s.walk()...)
+			return err
+		})
+	case s.httpOn():
+		run(2, func() error { return snap.VerifyLines(ctx) })
+	}
+	wg.Wait()
+	var first error
+	for _, err := range errs {
+		// A check stopped by another's failure reports that failure.
+		if err != nil && (first == nil || errors.Is(first, context.Canceled) && !errors.Is(err, context.Canceled)) {
+			first = err
+		}
+	}
+	if first != nil {
+		if lines != nil {
+			lines.Close()
+		}
+		return first
+	}
+	if !derive {
+		return nil
+	}
+	if err := snap.AddLines(lines); err != nil {
+		return err
+	}
+	freeOSMemory()
+	if inMem {
+		log.Warn("no writable temporary directory: keeping the catalog's JSON lines in memory")
+	}
+	log.Info("the cache holds no JSON lines for HTTP (built without --cache-http): derived them from the catalog",
+		"bytes", snap.Lines().Size(), "took", time.Since(start).Round(time.Millisecond))
+	return nil
 }
 
 func (s Serve) buildTemp(ctx context.Context, fsys fs.FS, log *slog.Logger) (*cache.Snapshot, error) {

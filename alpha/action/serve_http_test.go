@@ -25,6 +25,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/fastopm/fastopm/pkg/api"
+	"github.com/fastopm/fastopm/pkg/cache"
 )
 
 // selfSigned writes a certificate for 127.0.0.1 and its key, and returns
@@ -72,12 +73,26 @@ func TestServeHTTP(t *testing.T) {
 		name     string
 		tls      bool
 		cacheDir bool
-	}{{"cold", false, false}, {"cache-dir", false, true}, {"tls", true, false}} {
+		// prebuilt: an image's cache, built by --cache-only before, with
+		// the JSON lines (--cache-http) or without them (derived at start)
+		prebuilt, withLines bool
+	}{
+		{name: "cold"}, {name: "cache-dir", cacheDir: true}, {name: "tls", tls: true},
+		{name: "prebuilt gRPC-only cache", cacheDir: true, prebuilt: true},
+		{name: "prebuilt cache with lines", cacheDir: true, prebuilt: true, withLines: true},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := Serve{CatalogDir: catalogDir(t, serveCatalog), TempDir: t.TempDir(), HTTPCatalogName: "test-catalog"}
 			if tc.cacheDir {
 				s.CacheDir = filepath.Join(t.TempDir(), "cache")
 				s.Enforce = EnforceOff
+			}
+			if tc.prebuilt {
+				build := Serve{CatalogDir: s.CatalogDir, CacheDir: s.CacheDir, CacheOnly: true, CacheHTTP: tc.withLines}
+				if err := build.Run(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				s.Enforce = EnforceOn
 			}
 			scheme, client := "http", http.DefaultClient
 			if tc.tls {
@@ -184,7 +199,58 @@ func TestServeHTTP(t *testing.T) {
 			if !strings.Contains(logs.String(), "serving HTTP") || !strings.Contains(logs.String(), " url="+base+"/\n") {
 				t.Errorf("logs lack the URL %s/:\n%s", base, logs)
 			}
+			if derived := strings.Contains(logs.String(), "derived them from the catalog"); derived != (tc.prebuilt && !tc.withLines) {
+				t.Errorf("lines derived: %v; logs:\n%s", derived, logs)
+			}
 		})
+	}
+}
+
+// TestServeCacheHTTP: --cache-only builds a cache for gRPC unless
+// --cache-http asks for the JSON lines too; --cache-http over a cache
+// without them rebuilds it, or refuses it with enforcement.
+func TestServeCacheHTTP(t *testing.T) {
+	t.Parallel()
+	cat := catalogDir(t, serveCatalog)
+	dir := filepath.Join(t.TempDir(), "cache")
+	hasLines := func() bool {
+		t.Helper()
+		snap, err := cache.OpenDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer snap.Close()
+		return snap.Lines() != nil
+	}
+	run := func(s Serve) error {
+		s.CatalogDir, s.CacheDir, s.CacheOnly = cat, dir, true
+		return s.Run(t.Context())
+	}
+	if err := run(Serve{}); err != nil {
+		t.Fatal(err)
+	}
+	if hasLines() {
+		t.Fatal("--cache-only stored the JSON lines without --cache-http")
+	}
+	if err := run(Serve{Enforce: EnforceOn}); err != nil {
+		t.Fatalf("check of a gRPC-only cache: %v", err)
+	}
+	for _, s := range []Serve{{Enforce: EnforceOn, CacheHTTP: true}, {Enforce: EnforceOn, HTTPAddr: "127.0.0.1:0"}} {
+		err := run(s)
+		if err == nil || !strings.Contains(err.Error(), "integrity check failed") || !strings.Contains(err.Error(), "is incomplete: it holds no JSON lines") {
+			t.Fatalf("check of a cache without lines for HTTP (CacheHTTP %v, HTTPAddr %q) = %v", s.CacheHTTP, s.HTTPAddr, err)
+		}
+	}
+	if err := run(Serve{CacheHTTP: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !hasLines() {
+		t.Fatal("--cache-only --cache-http did not rebuild the cache with the lines")
+	}
+	for _, s := range []Serve{{Enforce: EnforceOn, CacheHTTP: true}, {Enforce: EnforceOn}} {
+		if err := run(s); err != nil {
+			t.Fatalf("check of a cache with lines (CacheHTTP %v): %v", s.CacheHTTP, err)
+		}
 	}
 }
 

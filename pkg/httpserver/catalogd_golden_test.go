@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fastopm/fastopm/pkg/cache"
 )
 
 // golden is what catalogd's own code gives for a test catalog
@@ -61,8 +63,7 @@ func TestCatalogdGolden(t *testing.T) {
 			t.Fatalf("%s: no metas queries", f)
 		}
 		t.Run(name, func(t *testing.T) {
-			for _, saved := range []bool{false, true} {
-				snap := snapshot(t, name, saved)
+			for _, snap := range []*cache.Snapshot{snapshot(t, name, false), snapshot(t, name, true), derivedSnapshot(t, name)} {
 				ts := newTestServer(t, snap, "golden")
 				for _, prefix := range []string{"", "/catalogs/golden"} {
 					resp, body := ts.do(t, "GET", prefix+"/api/v1/all")

@@ -49,7 +49,7 @@ func loadSnapshot(t testing.TB, catalogDir string, saved bool) *cache.Snapshot {
 	fsys := os.DirFS(catalogDir)
 	if saved {
 		dir := t.TempDir()
-		snap, err := action.LoadServeDir(context.Background(), fsys, dir, "test")
+		snap, err := action.LoadServeDir(context.Background(), fsys, dir, "test", true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,6 +84,35 @@ func loadSnapshot(t testing.TB, catalogDir string, saved bool) *cache.Snapshot {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { snap.Close() })
+	return snap
+}
+
+// derivedSnapshot is a saved cache of a test catalog built without the
+// JSON lines (a gRPC-only image), opened again, with the lines derived
+// from the catalog as opm serve --http-addr derives them.
+func derivedSnapshot(t testing.TB, name string) *cache.Snapshot {
+	t.Helper()
+	fsys := os.DirFS(filepath.Join(catalogs, name))
+	dir := t.TempDir()
+	snap, err := action.LoadServeDir(context.Background(), fsys, dir, "test", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap.Close()
+	if snap, err = cache.OpenDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { snap.Close() })
+	if snap.Lines() != nil {
+		t.Fatal("a cache built without lines holds lines")
+	}
+	lines, _, err := action.LoadServeLines(context.Background(), fsys, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := snap.AddLines(lines); err != nil {
+		t.Fatal(err)
+	}
 	return snap
 }
 
