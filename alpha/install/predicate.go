@@ -98,8 +98,8 @@ func (p labelPredicate) key() string    { return "label(" + string(p) + ")" }
 
 // celPredicate: a CEL rule holds over the bundle's properties.
 type celPredicate struct {
-	program        cel.Program
-	rule, failMsg  string
+	program       cel.Program
+	rule, failMsg string
 }
 
 func (p *celPredicate) test(e *Entry) bool { return evalCEL(p.program, e.Bundle.cel()) }
@@ -190,9 +190,11 @@ func (p notPredicate) key() string { return "not(" + join(p, predicate.key, ",")
 
 // The olm.constraint value (operator-framework/api, pkg/constraints).
 type olmConstraint struct {
-	FailureMessage string          `json:"failureMessage,omitempty"`
-	Cel            *struct{ Rule string `json:"rule"` } `json:"cel,omitempty"`
-	Package        *struct {
+	FailureMessage string `json:"failureMessage,omitempty"`
+	Cel            *struct {
+		Rule string `json:"rule"`
+	} `json:"cel,omitempty"`
+	Package *struct {
 		PackageName  string `json:"packageName"`
 		VersionRange string `json:"versionRange"`
 	} `json:"package,omitempty"`

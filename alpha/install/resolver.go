@@ -36,8 +36,8 @@ type Resolver struct {
 }
 
 type chainKey struct {
-	catalog          *Catalog
-	pkg, channel     string
+	catalog      *Catalog
+	pkg, channel string
 }
 
 // chain is a channel in OLM's order (sortChannel), or why it has none.

@@ -103,8 +103,8 @@ func TestResolveOLMCases(t *testing.T) {
 				pkg("test-package", "alpha").channel("test-package", "alpha", "test-package.side1.v1", "test-package.side1.v2<test-package.side1.v1", "test-package.side2.v1", "test-package.side2.v2<test-package.side2.v1").
 				bundle("test-package", "test-package.side1.v1", "0.0.1").bundle("test-package", "test-package.side1.v2", "0.0.2").
 				bundle("test-package", "test-package.side2.v1", "1.0.0").bundle("test-package", "test-package.side2.v2", "2.0.0").refusedByOpm()}},
-			sub:    Subscription{Package: "test-package", Channel: "alpha"},
-			status: Failed,
+			sub:      Subscription{Package: "test-package", Channel: "alpha"},
+			status:   Failed,
 			contains: []string{`a unique replacement chain within a channel is required to determine the relative order between channel entries, but 2 replacement chains were found in channel "alpha" of package "test-package": test-package.side1.v2...test-package.side1.v1, test-package.side2.v2...test-package.side2.v1`},
 		},
 		{

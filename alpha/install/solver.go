@@ -91,10 +91,10 @@ var errInternal = errors.New("unexpected internal error")
 type encoding struct {
 	p       *problem
 	c       *logic.C
-	lits    []z.Lit         // by variable
-	vars    map[z.Lit]int   // lit → variable
+	lits    []z.Lit           // by variable
+	vars    map[z.Lit]int     // lit → variable
 	outputs map[z.Lit]applied // constraint output → constraint
-	order   []z.Lit         // the outputs, in the order they were made
+	order   []z.Lit           // the outputs, in the order they were made
 }
 
 func encode(p *problem) *encoding {

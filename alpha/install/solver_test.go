@@ -146,8 +146,8 @@ func TestSolve(t *testing.T) {
 func TestMinimalCore(t *testing.T) {
 	p := build(t, []tvar{
 		v("s", mand(), dep("a", "b")),
-		v("a", dep()),     // a dependency nothing satisfies
-		v("b", proh()),    // b is prohibited
+		v("a", dep()),                    // a dependency nothing satisfies
+		v("b", proh()),                   // b is prohibited
 		v("x", mand(), dep("y")), v("y"), // satisfiable, unrelated
 	})
 	core := minimalCore(p)
