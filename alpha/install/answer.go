@@ -124,7 +124,7 @@ func (a *Answer) installable(res *resolution, chosen []*Entry, cands []*Entry, _
 }
 
 // unsatisfiable fills in why no solution exists.
-func (a *Answer) unsatisfiable(p *problem, core []applied, res *resolution) {
+func (a *Answer) unsatisfiable(p *problem, core []applied) {
 	a.Status = Unsatisfiable
 	minimal := minimalCore(p)
 	if minimal == nil {
@@ -132,63 +132,57 @@ func (a *Answer) unsatisfiable(p *problem, core []applied, res *resolution) {
 		// OLM's search tries: report what gini blamed.
 		minimal = core
 	}
+	type ranked struct {
+		class, v int
+		text     string
+	}
+	var rs []ranked
 	for _, ap := range minimal {
 		a.Constraints = append(a.Constraints, ap.c.text(p, ap.v))
-		if w := reason(p, ap); w != "" {
-			a.Reasons = append(a.Reasons, w)
+		if w, class := reason(p, ap); w != "" {
+			rs = append(rs, ranked{class, ap.v, w})
+		}
+	}
+	// The dependencies nothing satisfies first (the usual cause), then
+	// deprecated bundles, the invariants, the other dependencies, and the
+	// subscription's own last. Within a kind, in the order
+	// the bundles were met, which follows OLM's preference.
+	slices.SortStableFunc(rs, func(x, y ranked) int {
+		if x.class != y.class {
+			return x.class - y.class
+		}
+		return x.v - y.v
+	})
+	for _, r := range rs {
+		// A bundle in two channels is two variables with the same words.
+		if !slices.Contains(a.Reasons, r.text) {
+			a.Reasons = append(a.Reasons, r.text)
 		}
 	}
 	if len(a.Reasons) == 0 {
 		a.Reasons = []string{notSatisfiable(p, minimal)}
 	}
-	// The dependencies nothing satisfies first: they are the usual cause.
-	slices.SortStableFunc(a.Reasons, func(x, y string) int {
-		return boolCmp(strings.Contains(y, "no bundle in the catalogs"), strings.Contains(x, "no bundle in the catalogs"))
-	})
 }
 
-func boolCmp(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case a:
-		return 1
-	}
-	return -1
-}
-
-// reason is a constraint of a minimal unsatisfiable set in words, or ""
-// for one that only states the question (the subscription exists).
-func reason(p *problem, ap applied) string {
+// reason is a constraint of a minimal unsatisfiable set in words, with
+// its rank among the reasons, or "" for one that only states the question
+// (the subscription exists).
+func reason(p *problem, ap applied) (string, int) {
 	v, c := p.vars[ap.v], ap.c
-	names := func(ids []int) string {
-		s := make([]string, len(ids))
-		for i, id := range ids {
-			if e := p.vars[id].entry; e != nil {
-				s[i] = e.Name()
-				if e.Channel != "" {
-					s[i] += " (" + e.Catalog.Name + ", channel " + e.Channel + ")"
-				}
-			} else {
-				s[i] = p.vars[id].id
-			}
-		}
-		return list(s)
-	}
 	switch c.kind {
 	case mandatory:
-		return ""
+		return "", 0
 	case prohibited:
 		if v.entry != nil {
-			return fmt.Sprintf("%s is deprecated (an olm.deprecated property): OLM never installs it", v.entry.Name())
+			return fmt.Sprintf("%s is deprecated (an olm.deprecated property): OLM never installs it", v.entry.Name()), 1
 		}
-		return c.msg // an invalid subscription: OLM's reason
+		return c.msg, 4 // an invalid subscription: OLM's reason
 	case dependency:
 		if c.dep == nil { // the subscription's
 			if len(c.ids) == 0 {
-				return c.msg
+				return c.msg, 4
 			}
-			return fmt.Sprintf("the subscription installs one of %s", names(c.ids))
+			return fmt.Sprintf("the subscription can install only %s", names(p, c.ids)), 4
 		}
 		what := c.dep.Words()
 		if len(c.ids) == 0 {
@@ -196,15 +190,50 @@ func reason(p *problem, ap applied) string {
 			if _, ok := c.dep.pred.(gvkPredicate); ok {
 				verb = "provides it"
 			}
-			return fmt.Sprintf("%s requires %s; no bundle in the catalogs %s", v.entry.Name(), what, verb)
+			return fmt.Sprintf("%s requires %s; no bundle in the catalogs %s", v.entry.Name(), what, verb), 0
 		}
-		return fmt.Sprintf("%s requires %s, which only %s can satisfy", v.entry.Name(), what, names(c.ids))
+		return fmt.Sprintf("%s requires %s, which only %s can satisfy", v.entry.Name(), what, names(p, c.ids)), 3
 	case atMost:
-		return fmt.Sprintf("at most one bundle may provide %s, and %s would", c.invariant, names(c.ids))
+		return fmt.Sprintf("at most one bundle may provide %s, and %s would", c.invariant, names(p, c.ids)), 2
 	case conflict:
-		return c.text(p, ap.v)
+		return c.text(p, ap.v), 2
 	}
-	return ""
+	return "", 0
+}
+
+// names lists bundles by name, in order, saying once for each run of
+// bundles of one channel where they are.
+func names(p *problem, ids []int) string {
+	var uniq []int
+	for _, id := range ids {
+		if !slices.Contains(uniq, id) {
+			uniq = append(uniq, id)
+		}
+	}
+	var groups []string
+	for i := 0; i < len(uniq); {
+		e := p.vars[uniq[i]].entry
+		if e == nil {
+			groups = append(groups, p.vars[uniq[i]].id)
+			i++
+			continue
+		}
+		var run []string
+		j := i
+		for ; j < len(uniq); j++ {
+			f := p.vars[uniq[j]].entry
+			if f == nil || f.Catalog != e.Catalog || f.Channel != e.Channel {
+				break
+			}
+			run = append(run, f.Name())
+		}
+		groups = append(groups, list(run)+" (channel "+e.Channel+" of catalog "+e.Catalog.Name+")")
+		i = j
+	}
+	if len(groups) == 1 {
+		return groups[0]
+	}
+	return strings.Join(groups, "; ")
 }
 
 // list joins words as a sentence does: "a", "a and b", "a, b and c".

@@ -81,7 +81,7 @@ func (res *resolution) run() (*Answer, error) {
 		return nil, err
 	}
 	if sol.unsat {
-		a.unsatisfiable(p, sol.core, res)
+		a.unsatisfiable(p, sol.core)
 		return a, nil
 	}
 	// OLM finds each chosen bundle again by catalog, channel and name; two
