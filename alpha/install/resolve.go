@@ -128,23 +128,26 @@ func (res *resolution) subscription() (*variable, []*Entry, error) {
 	// OLM counts the catalog's entries, those of the package, those of the
 	// channel too, and those with the starting bundle's name too, to say
 	// which is missing.
-	var nall, npkg, nch, ncsv int
+	// The catalog's entries of the package: in a valid catalog, those
+	// whose olm.package property names it, which OLM's predicate reads.
+	nall := len(cat.entries)
+	var npkg, nch, ncsv int
 	var entries []*Entry
-	for _, e := range cat.entries {
-		nall++
-		if !pkgPredicate(sub.Package).test(e) {
-			continue
+	if p := cat.packages[sub.Package]; p != nil {
+		for _, ch := range p.channels {
+			for _, e := range p.byChannel[ch] {
+				npkg++
+				if sub.Channel != "" && e.Channel != sub.Channel {
+					continue
+				}
+				nch++
+				if sub.StartingCSV != "" && e.Name() != sub.StartingCSV {
+					continue
+				}
+				ncsv++
+				entries = append(entries, e)
+			}
 		}
-		npkg++
-		if sub.Channel != "" && e.Channel != sub.Channel {
-			continue
-		}
-		nch++
-		if sub.StartingCSV != "" && e.Name() != sub.StartingCSV {
-			continue
-		}
-		ncsv++
-		entries = append(entries, e)
 	}
 	var reason string
 	switch {
