@@ -3,12 +3,12 @@ module github.com/fastopm/fastopm
 go 1.26.0
 
 require (
-	cel.dev/cel-go v0.33.2
 	cuelang.org/go v0.17.1
 	github.com/blang/semver/v4 v4.0.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/go-air/gini v1.0.4
 	github.com/goccy/go-graphviz v0.2.10
+	github.com/google/cel-go v0.31.0
 	github.com/google/go-containerregistry v0.22.1
 	github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus v1.1.1
 	github.com/h2non/filetype v1.1.3

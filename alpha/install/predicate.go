@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"strings"
 
-	"cel.dev/cel-go/cel"
 	"github.com/blang/semver/v4"
+	"github.com/google/cel-go/cel"
 
 	"github.com/fastopm/fastopm/alpha/property"
 )
