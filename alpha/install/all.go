@@ -95,7 +95,15 @@ func (a *Answer) Why() string {
 	case Unsatisfiable:
 		if len(a.Reasons) > 0 {
 			s := a.Reasons[0]
-			if n := len(a.Reasons) - 1; n > 0 {
+			// The subscription's own reason (its candidates) only restates
+			// the question.
+			n := 0
+			for _, r := range a.Reasons[1:] {
+				if !strings.HasPrefix(r, subscriptionReason) {
+					n++
+				}
+			}
+			if n > 0 {
 				s += fmt.Sprintf(" (and %d more)", n)
 			}
 			return s

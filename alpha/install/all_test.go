@@ -40,7 +40,7 @@ func TestRegressions(t *testing.T) {
 	if !slices.Equal(keys, want) {
 		t.Errorf("regressions %v, want %v", keys, want)
 	}
-	if len(got) > 0 && got[0].Why != "a.v2 requires GVK g/v/K; no bundle in the catalogs provides it (and 2 more)" {
+	if len(got) > 0 && got[0].Why != "a.v2 requires GVK g/v/K; no bundle in the catalogs provides it (and 1 more)" {
 		t.Errorf("why %q", got[0].Why)
 	}
 }

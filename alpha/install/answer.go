@@ -182,7 +182,7 @@ func reason(p *problem, ap applied) (string, int) {
 			if len(c.ids) == 0 {
 				return c.msg, 4
 			}
-			return fmt.Sprintf("the subscription can install only %s", names(p, c.ids)), 4
+			return subscriptionReason + names(p, c.ids), 4
 		}
 		what := c.dep.Words()
 		if len(c.ids) == 0 {
@@ -200,6 +200,10 @@ func reason(p *problem, ap applied) (string, int) {
 	}
 	return "", 0
 }
+
+// subscriptionReason begins the reason that lists the subscription's
+// candidates.
+const subscriptionReason = "the subscription can install only "
 
 // names lists bundles by name, in order, saying once for each run of
 // bundles of one channel where they are.
