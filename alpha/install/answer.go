@@ -65,7 +65,7 @@ func (a *Answer) fail(err error) {
 
 // installable fills in a solution: the bundles chosen, the subscription's
 // first, and the tree.
-func (a *Answer) installable(res *resolution, chosen []*Entry, cands []*Entry, _ map[string]int) {
+func (a *Answer) installable(res *resolution, chosen []*Entry, cands []*Entry) {
 	a.Status = Installable
 	in := map[*Entry]bool{}
 	for _, e := range chosen {

@@ -75,7 +75,7 @@ func (res *resolution) run() (*Answer, error) {
 		a.fail(err)
 		return a, nil
 	}
-	p, byID := res.problem(subVar)
+	p := res.problem(subVar)
 	sol, err := solve(p)
 	if err != nil {
 		return nil, err
@@ -103,7 +103,7 @@ func (res *resolution) run() (*Answer, error) {
 		a.fail(errors.Join(errs...))
 		return a, nil
 	}
-	a.installable(res, chosen, cands, byID)
+	a.installable(res, chosen, cands)
 	return a, nil
 }
 
@@ -127,9 +127,9 @@ func (res *resolution) subscription() (*variable, []*Entry, error) {
 	name := sub.name()
 	// OLM counts the catalog's entries, those of the package, those of the
 	// channel too, and those with the starting bundle's name too, to say
-	// which is missing.
-	// The catalog's entries of the package: in a valid catalog, those
-	// whose olm.package property names it, which OLM's predicate reads.
+	// which is missing. The package's entries are, in a valid catalog,
+	// those whose olm.package property names it, which OLM's predicate
+	// reads.
 	nall := len(cat.entries)
 	var npkg, nch, ncsv int
 	var entries []*Entry
@@ -273,7 +273,7 @@ func (res *resolution) bundles(stack []*Entry) {
 // problem makes the solver's input: the subscription, the bundles visited,
 // and OLM's invariants (addInvariants): at most one provider of each API
 // and one bundle of each package.
-func (res *resolution) problem(sub *variable) (*problem, map[string]int) {
+func (res *resolution) problem(sub *variable) *problem {
 	p := &problem{}
 	byID := map[string]int{}
 	p.add(sub)
@@ -347,7 +347,7 @@ func (res *resolution) problem(sub *variable) (*problem, map[string]int) {
 			}
 		}
 	}
-	return p, byID
+	return p
 }
 
 func gvkID(g GVK) string { return fmt.Sprintf("%s (%s/%s)", g.Kind, g.Group, g.Version) }
