@@ -200,3 +200,22 @@ func Regressions(old, new *Report) []Regression {
 	}
 	return out
 }
+
+// Uninstallable is the rule "uninstallable" of `opm alpha diff --check`
+// over two versions of a catalog, each the only CatalogSource: every
+// channel, and every bundle as a starting bundle, that a new Subscription
+// can install from old and cannot from new (Regressions of two All
+// reports with every bundle).
+func Uninstallable(old, new *Catalog) ([]Regression, error) {
+	var reps [2]*Report
+	for i, c := range []*Catalog{old, new} {
+		r, err := NewResolver(c)
+		if err != nil {
+			return nil, err
+		}
+		if reps[i], err = r.All("", true); err != nil {
+			return nil, err
+		}
+	}
+	return Regressions(reps[0], reps[1]), nil
+}

@@ -32,6 +32,9 @@ func TestRegressions(t *testing.T) {
 		return rep
 	}
 	got := Regressions(report(old), report(new))
+	if u, err := Uninstallable(old, new); err != nil || len(u) != len(got) {
+		t.Errorf("Uninstallable: %v, %v; Regressions: %v", u, err, got)
+	}
 	var keys []string
 	for _, g := range got {
 		keys = append(keys, g.Package+"/"+g.Channel+"/"+g.StartingCSV+":"+string(g.Status))
