@@ -58,6 +58,29 @@ func InstallCatalogName(ref string) string {
 	return s
 }
 
+// NameInstallCatalogs names the catalogs given without a name after their
+// reference (InstallCatalogName), unique among all: a second "catalog"
+// becomes "catalog-2". Names given are kept (two alike are an error of
+// install.NewResolver).
+func NameInstallCatalogs(cats []InstallCatalog) {
+	seen := map[string]bool{}
+	for _, c := range cats {
+		seen[c.Name] = c.Name != ""
+	}
+	for i := range cats {
+		if cats[i].Name != "" {
+			continue
+		}
+		base := InstallCatalogName(cats[i].Ref)
+		name := base
+		for n := 2; seen[name]; n++ {
+			name = base + "-" + strconv.Itoa(n)
+		}
+		seen[name] = true
+		cats[i].Name = name
+	}
+}
+
 // LoadInstallCatalogs reads the catalogs, in parallel. Each must be valid
 // (upstream's rules; opm serve refuses the others). The model of each is
 // returned too.

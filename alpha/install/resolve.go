@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/blang/semver/v4"
 )
 
 // Subscription is a new Subscription: what it asks OLM to install.
@@ -105,6 +107,43 @@ func (res *resolution) run() (*Answer, error) {
 	}
 	a.installable(res, chosen, cands)
 	return a, nil
+}
+
+// BundleOfVersion finds the starting bundle of a version (read
+// tolerantly) in the Subscription's package, and channel when it names
+// one.
+func (r *Resolver) BundleOfVersion(sub Subscription, version string) (string, error) {
+	want, err := semver.ParseTolerant(version)
+	if err != nil {
+		return "", fmt.Errorf("version %q: %w", version, err)
+	}
+	cat := r.Catalog(sub.Catalog)
+	if cat == nil {
+		return "", fmt.Errorf("no catalog named %q", sub.Catalog)
+	}
+	channels, _ := cat.Channels(sub.Package)
+	found := ""
+	for _, ch := range channels {
+		if sub.Channel != "" && ch != sub.Channel {
+			continue
+		}
+		for _, e := range cat.Entries(sub.Package, ch) {
+			if e.Bundle.version != nil && e.Bundle.version.Equals(want) {
+				if found != "" && found != e.Name() {
+					return "", fmt.Errorf("version %s names bundles %s and %s: give the bundle", version, found, e.Name())
+				}
+				found = e.Name()
+			}
+		}
+	}
+	if found == "" {
+		where := "package " + sub.Package
+		if sub.Channel != "" {
+			where += ", channel " + sub.Channel
+		}
+		return "", fmt.Errorf("no bundle of version %s in %s of catalog %s", version, where, cat.Name)
+	}
+	return found, nil
 }
 
 // IdentityError is a chosen bundle whose catalog, channel and name are

@@ -4,9 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 
-	"github.com/blang/semver/v4"
 	"github.com/spf13/cobra"
 
 	"github.com/fastopm/fastopm/alpha/action"
@@ -86,7 +84,7 @@ is wrong.`,
 				}
 				cats = append(cats, ic)
 			}
-			nameCatalogs(cats)
+			action.NameInstallCatalogs(cats)
 			res := &action.Resolver{ImageOptions: g.imageOptions(cacheDir), MaxFileSize: g.maxFileSize.limit(),
 				Allowed: action.RefCatalogDir | action.RefCatalogImage}
 			loaded, _, err := action.LoadInstallCatalogs(cmd.Context(), res, cats, g.maxFileSize.limit())
@@ -114,7 +112,7 @@ is wrong.`,
 				return rep.WriteTable(s.Out)
 			}
 			if version != "" {
-				if sub.StartingCSV, err = bundleOfVersion(r, sub, version); err != nil {
+				if sub.StartingCSV, err = r.BundleOfVersion(sub, version); err != nil {
 					return &ExitError{Code: 2, Err: err}
 				}
 			}
@@ -148,59 +146,4 @@ is wrong.`,
 	f.StringVarP(&output, "output", "o", "text", "Output format (text|json)")
 	addImageCacheFlag(cmd, &cacheDir)
 	return cmd
-}
-
-// nameCatalogs names the catalogs given without a name after their
-// reference, unique among all: a second "catalog" becomes "catalog-2".
-// Names given are kept (two alike are an error later).
-func nameCatalogs(cats []action.InstallCatalog) {
-	seen := map[string]bool{}
-	for _, c := range cats {
-		seen[c.Name] = c.Name != ""
-	}
-	for i := range cats {
-		if cats[i].Name != "" {
-			continue
-		}
-		base := action.InstallCatalogName(cats[i].Ref)
-		name := base
-		for n := 2; seen[name]; n++ {
-			name = base + "-" + strconv.Itoa(n)
-		}
-		seen[name] = true
-		cats[i].Name = name
-	}
-}
-
-// bundleOfVersion finds the starting bundle of a version in the
-// Subscription's package (and channel).
-func bundleOfVersion(r *install.Resolver, sub install.Subscription, version string) (string, error) {
-	want, err := semver.ParseTolerant(version)
-	if err != nil {
-		return "", fmt.Errorf("--version %q: %w", version, err)
-	}
-	cat := r.Catalog(sub.Catalog)
-	channels, _ := cat.Channels(sub.Package)
-	found := ""
-	for _, ch := range channels {
-		if sub.Channel != "" && ch != sub.Channel {
-			continue
-		}
-		for _, e := range cat.Entries(sub.Package, ch) {
-			if v, err := semver.ParseTolerant(e.Bundle.Version); err == nil && v.Equals(want) {
-				if found != "" && found != e.Name() {
-					return "", fmt.Errorf("version %s names bundles %s and %s: give --bundle", version, found, e.Name())
-				}
-				found = e.Name()
-			}
-		}
-	}
-	if found == "" {
-		where := "package " + sub.Package
-		if sub.Channel != "" {
-			where += ", channel " + sub.Channel
-		}
-		return "", fmt.Errorf("no bundle of version %s in %s of catalog %s", version, where, cat.Name)
-	}
-	return found, nil
 }
