@@ -60,6 +60,8 @@ type Server struct {
 	views *viewCache
 	pkgs  []pkgSummary // the package list, by name
 	h     http.Handler
+	// install is the resolver of /api/v1/install (install.go).
+	install installState
 }
 
 // validName is a DNS-1123 subdomain, as catalogd requires of a catalog's
@@ -122,6 +124,7 @@ func (s *Server) routes() http.Handler {
 		{"GET /api/v1/packages/{package}/icon", "icon", s.icon},
 		{"GET /api/v1/packages/{package}/graph.svg", "graph", s.graph},
 		{"GET /api/v1/updates", "updates", s.updates},
+		{"GET /api/v1/install", "install", s.installAnswer},
 	}
 	inner := http.NewServeMux()
 	for _, r := range catalog {

@@ -19,6 +19,7 @@ func newQueryCmd(s Streams, g *globalOptions) *cobra.Command {
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newQueryUpdatesCmd(s, g))
+	cmd.AddCommand(newQueryInstallCmd(s, g))
 	return cmd
 }
 
