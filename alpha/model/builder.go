@@ -61,6 +61,8 @@ type bundleData struct {
 	objectCount int
 	parseErr    error // a property that does not decode
 	objectErr   error // a bundle object that cannot be read
+	// deprecated: the blob has an olm.deprecated property.
+	deprecated bool
 }
 
 // NewBuilder returns an empty Builder.
@@ -138,6 +140,9 @@ func (bld *Builder) bundleData(b *declcfg.Bundle) bundleData {
 				d.packages = append(d.packages, v)
 			}
 		case property.TypePackageRequired, property.TypeGVK, property.TypeGVKRequired, property.TypeChannel, property.TypeCSVMetadata:
+			err = bld.props.Check(p.Type, p.Value)
+		case property.TypeDeprecated:
+			d.deprecated = true
 			err = bld.props.Check(p.Type, p.Value)
 		case property.TypeBundleObject:
 			d.objectCount++
@@ -346,6 +351,7 @@ func (b *build) bundles() {
 			mb.Image = d.image
 			mb.Version, mb.Release = ver, rel
 			mb.ObjectCount = d.objectCount
+			mb.LegacyDeprecated = d.deprecated
 			mb.Source = r.src
 		}
 	}
