@@ -198,7 +198,7 @@ func (q Query) RunAll() ([]*Answer, error) {
 	bundles := slices.Clone(g.Order)
 	var rest []*model.Bundle
 	for _, b := range ch.Bundles {
-		if _, ok := g.pos[b.Name]; !ok {
+		if _, ok := g.ix().pos[b.Name]; !ok {
 			rest = append(rest, b)
 		}
 	}

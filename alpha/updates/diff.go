@@ -191,6 +191,7 @@ func edgeString(b *model.Bundle) string {
 // linear in the catalogs' channels (see Walker).
 func Check(old, new model.Model) []Violation {
 	var out []Violation
+	gs := graphs{}
 	for _, name := range slices.Sorted(maps.Keys(old)) {
 		op, np := old[name], new[name]
 		if np == nil {
@@ -209,7 +210,7 @@ func Check(old, new model.Model) []Violation {
 					Message: fmt.Sprintf("channel %q of package %q is removed: clusters subscribed to it get no more updates", chName, name)})
 				continue
 			}
-			out = checkChannel(out, oc, nc)
+			out = checkChannel(out, gs, oc, nc)
 		}
 	}
 	// The z-stream rule, on the new catalog itself: an entry whose every
@@ -221,7 +222,7 @@ func Check(old, new model.Model) []Violation {
 			if op := old[name]; op != nil {
 				oc = op.Channels[chName]
 			}
-			out = checkNewEntries(out, oc, new[name].Channels[chName])
+			out = checkNewEntries(out, gs, oc, new[name].Channels[chName])
 		}
 	}
 	slices.SortStableFunc(out, func(a, b Violation) int {
@@ -232,9 +233,9 @@ func Check(old, new model.Model) []Violation {
 
 // checkChannel checks a channel that both catalogs have: its head, and
 // the update path of every bundle of old.
-func checkChannel(out []Violation, oc, nc *model.Channel) []Violation {
+func checkChannel(out []Violation, gs graphs, oc, nc *model.Channel) []Violation {
 	name, chName := nc.Package.Name, nc.Name
-	g, err := NewGraph(nc)
+	g, err := gs.of(nc)
 	if err != nil {
 		return append(out, Violation{Package: name, Channel: chName, Rule: "no-single-chain", Message: err.Error()})
 	}
@@ -296,6 +297,24 @@ func checkChannel(out []Violation, oc, nc *model.Channel) []Violation {
 	return out
 }
 
+// graphs keeps the graphs of the new catalog's channels, which both
+// checks read.
+type graphs map[*model.Channel]graphResult
+
+type graphResult struct {
+	g   *Graph
+	err error
+}
+
+func (gs graphs) of(ch *model.Channel) (*Graph, error) {
+	r, ok := gs[ch]
+	if !ok {
+		r.g, r.err = NewGraph(ch)
+		gs[ch] = r
+	}
+	return r.g, r.err
+}
+
 // reaches reports whether in, whose outcome in g is o, is the install
 // head of g or updates to it.
 func reaches(g *Graph, in Installed, o Outcome) bool {
@@ -312,9 +331,9 @@ func reaches(g *Graph, in Installed, o Outcome) bool {
 // checkNewEntries applies the z-stream rule to the entries of nc that oc
 // (nil for a new channel) does not have, and reports a new channel OLM
 // cannot order or install from.
-func checkNewEntries(out []Violation, oc, nc *model.Channel) []Violation {
+func checkNewEntries(out []Violation, gs graphs, oc, nc *model.Channel) []Violation {
 	name, chName := nc.Package.Name, nc.Name
-	g, err := NewGraph(nc)
+	g, err := gs.of(nc)
 	switch {
 	case err != nil && oc == nil:
 		return append(out, Violation{Package: name, Channel: chName, Rule: "no-single-chain", Message: err.Error()})
@@ -329,7 +348,7 @@ func checkNewEntries(out []Violation, oc, nc *model.Channel) []Violation {
 	}
 	var outside []*model.Bundle // entries not in OLM's order: skipped, or off the chain
 	for _, b := range sortedBundles(nc) {
-		if _, ok := g.pos[b.Name]; !ok {
+		if _, ok := g.ix().pos[b.Name]; !ok {
 			outside = append(outside, b)
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/blang/semver/v4"
 
@@ -70,17 +71,58 @@ type Graph struct {
 	// property keep their place, but OLM never installs them.
 	Order []*model.Bundle
 
+	// install is InstallHead's position, -1 when there is none.
+	install int
+
+	once sync.Once
+	idx  *index // built on first use (NewGraph alone does not need it)
+}
+
+// index finds the candidates for an installed bundle without scanning the
+// channel.
+type index struct {
 	pos map[string]int // Order position by bundle name
 	// pointing maps a bundle name to the positions, ascending, of the
-	// entries whose replaces or skips name it.
-	pointing map[string][]int
+	// entries whose replaces or skips name it; skippedBy to those whose
+	// skips do.
+	pointing, skippedBy map[string][]int
 	// ranges are the Order entries' skipRanges (nil for none, or one that
 	// does not parse: OLM ignores those too); ranged lists the positions
 	// of the non-nil ones, ascending.
 	ranges []semver.Range
 	ranged []int
-	// install is InstallHead's position, -1 when there is none.
-	install int
+}
+
+// ix returns g's index, building it on first use.
+func (g *Graph) ix() *index {
+	g.once.Do(func() {
+		x := &index{pos: make(map[string]int, len(g.Order)), pointing: map[string][]int{}, skippedBy: map[string][]int{},
+			ranges: make([]semver.Range, len(g.Order))}
+		for i, b := range g.Order {
+			x.pos[b.Name] = i
+			if b.Replaces != "" {
+				x.pointing[b.Replaces] = append(x.pointing[b.Replaces], i)
+			}
+			for _, s := range b.Skips {
+				// Positions are added in ascending order, so a name this
+				// entry already points at is the last one of its list.
+				if ps := x.skippedBy[s]; len(ps) == 0 || ps[len(ps)-1] != i {
+					x.skippedBy[s] = append(ps, i)
+				}
+				if ps := x.pointing[s]; len(ps) == 0 || ps[len(ps)-1] != i {
+					x.pointing[s] = append(ps, i)
+				}
+			}
+			if b.SkipRange != "" {
+				if r, err := semver.ParseRange(b.SkipRange); err == nil {
+					x.ranges[i] = r
+					x.ranged = append(x.ranged, i)
+				}
+			}
+		}
+		g.idx = x
+	})
+	return g.idx
 }
 
 // ChainError is a channel that has no single replaces chain, so OLM v0
@@ -117,22 +159,21 @@ func (e *NoInstallableError) Error() string {
 
 // NewGraph orders a channel as OLM v0's resolver does (its sortChannel).
 func NewGraph(ch *model.Channel) (*Graph, error) {
-	replacedBy := map[string]bool{}
-	skipped := map[string]bool{}
+	const replacedBy, skipped, seen = 1, 2, 4 // flags of each entry
+	incoming := make(map[string]uint8, len(ch.Bundles))
 	for _, b := range ch.Bundles {
 		if _, ok := ch.Bundles[b.Replaces]; ok {
-			replacedBy[b.Replaces] = true
+			incoming[b.Replaces] |= replacedBy
 		}
 		for _, s := range b.Skips {
 			if _, ok := ch.Bundles[s]; ok {
-				replacedBy[s] = true
-				skipped[s] = true
+				incoming[s] |= replacedBy | skipped
 			}
 		}
 	}
 	var heads []string
 	for name := range ch.Bundles {
-		if !replacedBy[name] {
+		if incoming[name] == 0 {
 			heads = append(heads, name)
 		}
 	}
@@ -140,36 +181,17 @@ func NewGraph(ch *model.Channel) (*Graph, error) {
 	if len(heads) != 1 {
 		return nil, &ChainError{Package: ch.Package.Name, Channel: ch.Name, Heads: heads}
 	}
-	g := &Graph{Channel: ch, pos: map[string]int{}, pointing: map[string][]int{}, install: -1}
-	seen := map[string]bool{}
+	g := &Graph{Channel: ch, install: -1}
 	for b := ch.Bundles[heads[0]]; b != nil; b = ch.Bundles[b.Replaces] {
-		if seen[b.Name] {
+		if incoming[b.Name]&seen != 0 {
 			return nil, &ChainError{Package: ch.Package.Name, Channel: ch.Name, Cycle: heads[0]}
 		}
-		seen[b.Name] = true
-		if !skipped[b.Name] {
+		incoming[b.Name] |= seen
+		if incoming[b.Name]&skipped == 0 {
+			if g.install < 0 && !b.LegacyDeprecated {
+				g.install = len(g.Order)
+			}
 			g.Order = append(g.Order, b)
-		}
-	}
-	g.ranges = make([]semver.Range, len(g.Order))
-	for i, b := range g.Order {
-		g.pos[b.Name] = i
-		if g.install < 0 && !b.LegacyDeprecated {
-			g.install = i
-		}
-		if b.Replaces != "" {
-			g.pointing[b.Replaces] = append(g.pointing[b.Replaces], i)
-		}
-		for j, s := range b.Skips {
-			if s != b.Replaces && !slices.Contains(b.Skips[:j], s) {
-				g.pointing[s] = append(g.pointing[s], i)
-			}
-		}
-		if b.SkipRange != "" {
-			if r, err := semver.ParseRange(b.SkipRange); err == nil {
-				g.ranges[i] = r
-				g.ranged = append(g.ranged, i)
-			}
 		}
 	}
 	return g, nil
@@ -198,9 +220,20 @@ func edges(b *model.Bundle, from Installed) []EdgeKind {
 	return edgesOf(b, r, from)
 }
 
-// edgesAt is edges for the entry at Order position i, its range parsed.
+// edgesAt is edges for the entry at Order position i, from the index: a
+// long skips list is not searched.
 func (g *Graph) edgesAt(i int, from Installed) []EdgeKind {
-	return edgesOf(g.Order[i], g.ranges[i], from)
+	var out []EdgeKind
+	if from.Name != "" && g.Order[i].Replaces == from.Name {
+		out = append(out, Replaces)
+	}
+	if _, ok := slices.BinarySearch(g.ix().skippedBy[from.Name], i); ok && from.Name != "" {
+		out = append(out, Skips)
+	}
+	if r := g.ix().ranges[i]; from.Version != nil && r != nil && r(*from.Version) {
+		out = append(out, SkipRange)
+	}
+	return out
 }
 
 func edgesOf(b *model.Bundle, r semver.Range, from Installed) []EdgeKind {
@@ -228,9 +261,10 @@ func edgesOf(b *model.Bundle, r semver.Range, from Installed) []EdgeKind {
 // in order only up to the next of those, so finding the first candidate
 // costs as many range checks as there are ranged entries before it.
 func (g *Graph) candidates(from Installed, yield func(int) bool) {
+	x := g.ix()
 	var named []int
 	if from.Name != "" {
-		named = g.pointing[from.Name]
+		named = x.pointing[from.Name]
 	}
 	j := 0
 	for i := 0; ; i++ {
@@ -238,15 +272,15 @@ func (g *Graph) candidates(from Installed, yield func(int) bool) {
 		if i < len(named) {
 			limit = named[i]
 		}
-		for ; from.Version != nil && j < len(g.ranged) && g.ranged[j] < limit; j++ {
-			if p := g.ranged[j]; g.ranges[p](*from.Version) && !yield(p) {
+		for ; from.Version != nil && j < len(x.ranged) && x.ranged[j] < limit; j++ {
+			if p := x.ranged[j]; x.ranges[p](*from.Version) && !yield(p) {
 				return
 			}
 		}
 		if i == len(named) {
 			return
 		}
-		if j < len(g.ranged) && g.ranged[j] == limit {
+		if j < len(x.ranged) && x.ranged[j] == limit {
 			j++
 		}
 		if !yield(limit) {
@@ -276,7 +310,7 @@ func (g *Graph) own(from Installed) int {
 	if from.Name == "" {
 		return -1
 	}
-	if p, ok := g.pos[from.Name]; ok {
+	if p, ok := g.ix().pos[from.Name]; ok {
 		return p
 	}
 	return -1
@@ -327,7 +361,7 @@ func (g *Graph) Withheld(from Installed) []*model.Bundle {
 // with the olm.deprecated property nearer the channel head. A cluster
 // that runs it is not behind the head.
 func (g *Graph) Above(b *model.Bundle) bool {
-	p, ok := g.pos[b.Name]
+	p, ok := g.ix().pos[b.Name]
 	return ok && g.Order[p] == b && p < g.install
 }
 

@@ -2,12 +2,14 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/fastopm/fastopm/alpha/action"
 	"github.com/fastopm/fastopm/internal/imagetest"
+	"github.com/fastopm/fastopm/internal/shapecat"
 )
 
 // TestQueryUpdates asks testdata/updates (a hand-made catalog whose README
@@ -108,5 +110,36 @@ func TestQueryUpdatesImage(t *testing.T) {
 	code, got, errOut := run(t, "--use-http", "alpha", "query", "updates", ref, "-p", "etcd", "--all", "-o", "json")
 	if code != 0 || got != want {
 		t.Errorf("image: exit %d, %s\n%s\nwant\n%s", code, errOut, got, want)
+	}
+}
+
+// TestQueryAndDiffShapes runs query updates --all (text and JSON) and
+// diff --check of a catalog with itself on every synthetic shape.
+func TestQueryAndDiffShapes(t *testing.T) {
+	const n = 100
+	for _, s := range shapecat.Shapes {
+		t.Run(s.Name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.MkdirAll(filepath.Join(dir, shapecat.Package), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, shapecat.File), s.Bytes(n), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, out, errOut := run(t, "alpha", "query", "updates", dir, "-p", shapecat.Package, "--all")
+			rows := strings.Count(out, "\n") - 2 // the header lines
+			if code != 0 || strings.Contains(out, " NO\n") || (rows != n && rows != 1) {
+				t.Errorf("--all: exit %d, %d rows, stderr %s\n%.500s", code, rows, errOut, out)
+			}
+			code, out, errOut = run(t, "alpha", "query", "updates", dir, "-p", shapecat.Package, "--all", "-o", "json")
+			var as []action.UpdatesAnswer
+			if err := json.Unmarshal([]byte(out), &as); code != 0 || err != nil || len(as) != rows {
+				t.Errorf("--all -o json: exit %d, %v, %d answers, stderr %s", code, err, len(as), errOut)
+			}
+			code, out, errOut = run(t, "alpha", "diff", dir, dir, "--check")
+			if code != 0 || out != "no changes\ncheck passed: 0 violations, 0 warnings\n" {
+				t.Errorf("diff --check: exit %d, stderr %s\n%s", code, errOut, out)
+			}
+		})
 	}
 }
