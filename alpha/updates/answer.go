@@ -51,6 +51,8 @@ type Answer struct {
 	// didYouMean is a bundle of the package whose name is near that of an
 	// installed bundle the catalog does not hold.
 	didYouMean string
+	// above: the installed bundle is above the head (Graph.Above).
+	above bool
 }
 
 // MarshalJSON writes the answer; RunAll's answers leave out "path" (a
@@ -269,6 +271,7 @@ func (a *Answer) finish(g *Graph, steps int, end *model.Bundle, loop error) {
 	case at == head:
 		a.ReachesHead = true
 	case steps == 0 && at != nil && g.Above(at):
+		a.above = true
 		a.Problem = fmt.Sprintf("it is above the head %s: the entries of channel %q nearer its first entry %s have the olm.deprecated property, OLM never installs them, and nothing OLM installs replaces, skips or covers %s", head.Name, ch.Name, g.Head().Name, in.Name)
 	case steps == 0 && at == nil && in.Version != nil && head.HasBlob && in.Version.GT(head.Version):
 		a.Problem = fmt.Sprintf("version %s is newer than the channel head %s (%s): nothing in channel %q updates it", in.Version, head.Name, head.Version, ch.Name)
@@ -384,7 +387,9 @@ func (a *Answer) describeHead() string {
 }
 
 // WriteTable writes --all's table: each bundle, its next update,
-// how many steps to the head, and whether it gets there.
+// how many steps to the end of its path, and whether that is the head
+// ("head" for the head itself, "above" for an entry above it that OLM
+// never installs).
 func WriteTable(w io.Writer, as []*Answer) error {
 	if len(as) == 0 {
 		return nil
@@ -402,6 +407,8 @@ func WriteTable(w io.Writer, as []*Answer) error {
 		}
 		reach := "yes"
 		switch {
+		case a.above:
+			reach = "above"
 		case !a.ReachesHead:
 			reach = "NO"
 		case a.Installed.Name == a.Head.Name:

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/fastopm/fastopm/alpha/model"
@@ -337,3 +338,30 @@ func join(s []string) string {
 }
 
 func modelOf(ch *model.Channel) model.Model { return model.Model{ch.Package.Name: ch.Package} }
+
+// TestTableMarksAbove: --all's table says "above" for a bundle above the
+// head, one OLM never installs.
+func TestTableMarksAbove(t *testing.T) {
+	ch := channel(t,
+		entry{name: "p.v1.0.0", version: "1.0.0"},
+		entry{name: "p.v1.1.0", version: "1.1.0", replaces: "p.v1.0.0"},
+		entry{name: "p.v1.2.0", version: "1.2.0", replaces: "p.v1.1.0", deprecated: true},
+	)
+	as, err := Query{Model: modelOf(ch), Package: "p"}.RunAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := WriteTable(&b, as); err != nil {
+		t.Fatal(err)
+	}
+	want := `package p, channel stable; head p.v1.1.0 (1.1.0) (the channel's first entry, p.v1.2.0, has the olm.deprecated property: OLM never installs it)
+BUNDLE    VERSION  NEXT      BY        STEPS  REACHES HEAD
+p.v1.2.0  1.2.0    -         -         0      above
+p.v1.1.0  1.1.0    -         -         0      head
+p.v1.0.0  1.0.0    p.v1.1.0  replaces  1      yes
+`
+	if b.String() != want {
+		t.Errorf("got\n%s", b.String())
+	}
+}
