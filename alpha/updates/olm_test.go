@@ -264,7 +264,8 @@ func TestWalkerAgreesWithPath(t *testing.T) {
 			continue // a skips edge that left two heads
 		}
 		w := NewWalker(g)
-		froms := []Installed{{Name: "gone.v0.1.0", Version: ver("0.1.0")}, {Version: ver(fmt.Sprintf("1.%d.5", rng.IntN(n)))}}
+		froms := []Installed{{Name: "gone.v0.1.0", Version: ver("0.1.0")}, {Version: ver(fmt.Sprintf("1.%d.5", rng.IntN(n)))},
+			{Name: fmt.Sprintf("b%d", rng.IntN(n)), Version: ver(fmt.Sprintf("1.%d.7", rng.IntN(n)))}} // installed at another version
 		for _, b := range g.Channel.Bundles {
 			froms = append(froms, InstalledBundle(b))
 		}

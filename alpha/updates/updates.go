@@ -428,7 +428,23 @@ func (g *Graph) firstStep(from Installed) *Step {
 // Outcome returns from's outcome.
 func (w *Walker) Outcome(from Installed) Outcome {
 	if b, ok := w.g.Channel.Bundles[from.Name]; ok {
-		return *w.bundle(b)
+		if sameVersion(InstalledBundle(b).Version, from.Version) {
+			return *w.bundle(b)
+		}
+		// Installed at another version than the catalog's (a rare
+		// republished bundle): its path may come back to its own name,
+		// which the memo does not know; follow it.
+		path, err := w.g.Path(from)
+		o := Outcome{Steps: len(path)}
+		if len(path) > 0 {
+			next := path[0]
+			next.Others = nil
+			o.Next, o.End = &next, path[len(path)-1].To
+		}
+		if err != nil {
+			o.Loop = err
+		}
+		return o
 	}
 	// A bundle of another channel, or a virtual node: nothing comes back
 	// to it, so its outcome is its first step and its target's.
@@ -442,6 +458,13 @@ func (w *Walker) Outcome(from Installed) Outcome {
 		o.End = st.To
 	}
 	return o
+}
+
+func sameVersion(a, b *semver.Version) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Equals(*b)
 }
 
 // bundle returns the outcome of a bundle of the channel, walking from it
