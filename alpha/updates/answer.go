@@ -1,8 +1,6 @@
 package updates
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -27,27 +25,26 @@ type Query struct {
 	From string
 }
 
-// Answer is the answer for one installed bundle.
-type Answer struct {
+// Summary is where OLM takes one installed bundle: its next step, the
+// number of steps of its path, and whether the path reaches the head.
+// RunAll answers with one for each bundle of a channel.
+type Summary struct {
 	Package        string `json:"package"`
 	Channel        string `json:"channel"`
 	DefaultChannel bool   `json:"defaultChannel"`
 	// Head is the bundle OLM installs for a new subscription, where every
 	// path should end (Graph.InstallHead); ChainHead is the first entry of
 	// the channel when it differs (it has the olm.deprecated property).
-	Head        *BundleRef   `json:"head"`
-	ChainHead   *BundleRef   `json:"chainHead,omitempty"`
-	Installed   InstalledRef `json:"installed"`
-	Next        *StepRef     `json:"next"`
-	Path        []StepRef    `json:"path"`
-	Steps       int          `json:"steps"`
-	ReachesHead bool         `json:"reachesHead"`
-	Problem     string       `json:"problem,omitempty"`
+	Head      *BundleRef   `json:"head"`
+	ChainHead *BundleRef   `json:"chainHead,omitempty"`
+	Installed InstalledRef `json:"installed"`
+	// Next is the first step; RunAll leaves out its other candidates.
+	Next        *StepRef `json:"next"`
+	Steps       int      `json:"steps"`
+	ReachesHead bool     `json:"reachesHead"`
+	Problem     string   `json:"problem,omitempty"`
 
 	installed Installed
-	// summary: an answer of RunAll, whose path is not listed (see
-	// MarshalJSON).
-	summary bool
 	// didYouMean is a bundle of the package whose name is near that of an
 	// installed bundle the catalog does not hold.
 	didYouMean string
@@ -55,25 +52,13 @@ type Answer struct {
 	above bool
 }
 
-// MarshalJSON writes the answer; RunAll's answers leave out "path" (a
-// bundle's path is its next step followed by the path of the bundle it
-// moves to, so --all lists each step once).
-func (a *Answer) MarshalJSON() ([]byte, error) {
-	type plain Answer
-	var v any = (*plain)(a)
-	if a.summary {
-		v = struct {
-			*plain
-			Path []StepRef `json:"path,omitempty"`
-		}{plain: (*plain)(a)}
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+// Answer is the answer for one installed bundle: its summary and every
+// step of its path. (A path is its first step followed by the path of the
+// bundle it moves to, so RunAll gives summaries: the paths of a
+// 10,000-bundle replaces chain would be 50 million steps.)
+type Answer struct {
+	Summary
+	Path []StepRef `json:"path"`
 }
 
 // BundleRef names a bundle of the catalog.
@@ -162,7 +147,7 @@ func (q Query) Run() (*Answer, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := newAnswer(g, in)
+	a := &Answer{Summary: *newSummary(g, in), Path: []StepRef{}}
 	steps, err := g.Path(in)
 	if err != nil && !errors.Is(err, ErrLoop) {
 		return nil, err
@@ -191,7 +176,7 @@ func (q Query) Run() (*Answer, error) {
 // give each bundle's next step, without the other candidates, and the
 // number of steps of its path, without the path: the time and the output
 // grow with the channel, not with the sum of its paths.
-func (q Query) RunAll() ([]*Answer, error) {
+func (q Query) RunAll() ([]*Summary, error) {
 	_, g, err := q.channel()
 	if err != nil {
 		return nil, err
@@ -211,11 +196,10 @@ func (q Query) RunAll() ([]*Answer, error) {
 		return strings.Compare(a.Name, b.Name)
 	})
 	w := NewWalker(g)
-	out := make([]*Answer, 0, len(ch.Bundles))
+	out := make([]*Summary, 0, len(ch.Bundles))
 	for _, b := range append(bundles, rest...) {
 		in := InstalledBundle(b)
-		a := newAnswer(g, in)
-		a.summary = true
+		a := newSummary(g, in)
 		o := w.Outcome(in)
 		if o.Next != nil {
 			sr := stepRef(*o.Next)
@@ -227,12 +211,12 @@ func (q Query) RunAll() ([]*Answer, error) {
 	return out, nil
 }
 
-func newAnswer(g *Graph, in Installed) *Answer {
+func newSummary(g *Graph, in Installed) *Summary {
 	ch := g.Channel
 	head := bundleRef(g.InstallHead())
-	a := &Answer{
+	a := &Summary{
 		Package: ch.Package.Name, Channel: ch.Name, DefaultChannel: ch.Package.DefaultChannel == ch,
-		Head: &head, Installed: InstalledRef{Name: in.Name}, Path: []StepRef{},
+		Head: &head, Installed: InstalledRef{Name: in.Name},
 		installed: in,
 	}
 	if g.Head() != g.InstallHead() {
@@ -258,7 +242,7 @@ func newAnswer(g *Graph, in Installed) *Answer {
 // finish sets the verdict: whether the path of steps steps, ending at end
 // (nil without steps) or looping, reaches the head, and the problem when
 // it does not.
-func (a *Answer) finish(g *Graph, steps int, end *model.Bundle, loop error) {
+func (a *Summary) finish(g *Graph, steps int, end *model.Bundle, loop error) {
 	in, ch, head := a.installed, g.Channel, g.InstallHead()
 	a.Steps = steps
 	at := end // where OLM leaves the installed bundle
@@ -378,7 +362,7 @@ func describeBundle(r BundleRef) string {
 
 // describeHead is "head NAME (VERSION)", and the channel's first entry
 // when OLM never installs it.
-func (a *Answer) describeHead() string {
+func (a *Summary) describeHead() string {
 	s := "head " + describeBundle(*a.Head)
 	if a.ChainHead != nil {
 		s += fmt.Sprintf(" (the channel's first entry, %s, has the olm.deprecated property: OLM never installs it)", a.ChainHead.Name)
@@ -390,7 +374,7 @@ func (a *Answer) describeHead() string {
 // how many steps to the end of its path, and whether that is the head
 // ("head" for the head itself, "above" for an entry above it that OLM
 // never installs).
-func WriteTable(w io.Writer, as []*Answer) error {
+func WriteTable(w io.Writer, as []*Summary) error {
 	if len(as) == 0 {
 		return nil
 	}

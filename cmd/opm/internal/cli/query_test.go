@@ -132,7 +132,7 @@ func TestQueryAndDiffShapes(t *testing.T) {
 				t.Errorf("--all: exit %d, %d rows, stderr %s\n%.500s", code, rows, errOut, out)
 			}
 			code, out, errOut = run(t, "alpha", "query", "updates", dir, "-p", shapecat.Package, "--all", "-o", "json")
-			var as []action.UpdatesAnswer
+			var as []action.UpdatesSummary
 			if err := json.Unmarshal([]byte(out), &as); code != 0 || err != nil || len(as) != rows {
 				t.Errorf("--all -o json: exit %d, %v, %d answers, stderr %s", code, err, len(as), errOut)
 			}
