@@ -1,17 +1,23 @@
 // Package updates answers where OLM v0 moves an installed bundle: the next
 // bundle of a channel, and the whole path from there to the channel head,
-// with the edge that allows each step.
+// with the edge that allows each step; and what a change to a catalog does
+// to those paths (Diff, Check).
 //
-// The rules are OLM v0's resolver's (operator-lifecycle-manager,
-// pkg/controller/registry/resolver): the entries of the channel are put in
-// the order of the replaces chain from its head, leaving out every entry
-// that another skips; an entry is a candidate when its skipRange includes
-// the installed version, its replaces names the installed bundle, or its
-// skips do; the first candidate in chain order, the one nearest the head,
-// is the update. So the head wins when its skipRange covers the installed
-// version, skipped bundles are never installed on the way, and a bundle the
-// catalog does not hold (a "virtual" node) still gets an answer when
-// something replaces or skips it, or a skipRange covers its version.
+// The rules are OLM v0's resolver's, as operator-lifecycle-manager v0.46.0
+// has them (pkg/controller/registry/resolver: sortChannel, the predicates
+// of getSubscriptionVariables, NewBundleVariableFromOperator): the entries
+// of the channel are put in the order of the replaces chain from its head,
+// leaving out every entry that another skips; an entry is a candidate when
+// its skipRange includes the installed version, its replaces names the
+// installed bundle, or its skips do, the installed bundle's own entry
+// included; entries with the olm.deprecated property are never installed;
+// the first remaining candidate in chain order, the one nearest the head,
+// is the update, and when it is the installed bundle's own entry OLM keeps
+// the bundle where it is. So the head wins when its skipRange covers the
+// installed version, skipped bundles are never installed on the way, and
+// a bundle the catalog does not hold (a "virtual" node) still gets an
+// answer when something replaces or skips it, or a skipRange covers its
+// version.
 package updates
 
 import (
