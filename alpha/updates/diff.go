@@ -89,8 +89,8 @@ func Diff(old, new model.Model) []Change {
 					out = append(out, at)
 					continue
 				}
-				if oe, ne := edgeString(ob), edgeString(nb); oe != ne {
-					at.Kind, at.Old, at.New = "edges", oe, ne
+				if !sameEdges(ob, nb) {
+					at.Kind, at.Old, at.New = "edges", edgeString(ob), edgeString(nb)
 					out = append(out, at)
 				}
 				if ob.Image != nb.Image {
@@ -165,6 +165,18 @@ func versionOf(b *model.Bundle) string {
 		return ""
 	}
 	return b.Version.String()
+}
+
+// sameEdges reports whether two channel entries have the same edges
+// (skips in any order), as edgeString would compare them.
+func sameEdges(a, b *model.Bundle) bool {
+	if a.Replaces != b.Replaces || a.SkipRange != b.SkipRange || len(a.Skips) != len(b.Skips) {
+		return false
+	}
+	if slices.Equal(a.Skips, b.Skips) {
+		return true
+	}
+	return edgeString(a) == edgeString(b)
 }
 
 // edgeString is a channel entry's edges as one comparable string.
@@ -267,7 +279,8 @@ func checkChannel(out []Violation, gs graphs, oc, nc *model.Channel) []Violation
 	if og != nil && og.InstallHead() != nil {
 		ow = NewWalker(og)
 	}
-	for _, b := range sortedBundles(oc) {
+	// The order of the bundles does not matter: Check sorts what it finds.
+	for _, b := range oc.Bundles {
 		in := InstalledBundle(b)
 		o := nw.Outcome(in)
 		if reaches(g, in, o) {
@@ -347,18 +360,22 @@ func checkNewEntries(out []Violation, gs graphs, oc, nc *model.Channel) []Violat
 		return out
 	}
 	var outside []*model.Bundle // entries not in OLM's order: skipped, or off the chain
-	for _, b := range sortedBundles(nc) {
-		if _, ok := g.ix().pos[b.Name]; !ok {
-			outside = append(outside, b)
-		}
-	}
-	for _, b := range sortedBundles(nc) {
+	outsideDone := false
+	for _, b := range nc.Bundles { // in any order: Check sorts what it finds
 		if oc != nil && oc.Bundles[b.Name] != nil {
 			continue // checked as a bundle of old by checkChannel
 		}
 		in := InstalledBundle(b)
 		if b == g.InstallHead() || g.Above(b) || g.firstStep(in) != nil {
 			continue
+		}
+		if !outsideDone {
+			for _, o := range sortedBundles(nc) {
+				if _, ok := g.ix().pos[o.Name]; !ok {
+					outside = append(outside, o)
+				}
+			}
+			outsideDone = true
 		}
 		var skipped, withheld []string
 		for _, o := range outside {
