@@ -232,7 +232,7 @@ func planFilter(m model.Model, c *FilterConfig) (map[string]*filterPlan, error) 
 	for _, fp := range pkgs {
 		pkg, ok := m[fp.Name]
 		if !ok {
-			return nil, &FilterConfigError{Line: fp.Line, Field: "packages", Err: fmt.Errorf("package %q is not in the catalog%s", fp.Name, suggest.DidYouMean(fp.Name, slices.Collect(maps.Keys(m))))}
+			return nil, &FilterConfigError{Line: fp.Line, Field: "packages", Err: fmt.Errorf("package %q is not in the catalog%s", fp.Name, suggest.Hint(fp.Name, slices.Collect(maps.Keys(m))))}
 		}
 		sel := fp.Channels
 		if len(sel) == 0 {
@@ -249,7 +249,7 @@ func planFilter(m model.Model, c *FilterConfig) (map[string]*filterPlan, error) 
 			ch, ok := pkg.Channels[fc.Name]
 			if !ok {
 				names := slices.Sorted(maps.Keys(pkg.Channels))
-				return nil, &FilterConfigError{Line: fc.Line, Field: "channels", Err: fmt.Errorf("package %q has no channel %q (its channels: %s)%s", fp.Name, fc.Name, strings.Join(names, ", "), suggest.DidYouMean(fc.Name, names))}
+				return nil, &FilterConfigError{Line: fc.Line, Field: "channels", Err: fmt.Errorf("package %q has no channel %q (its channels: %s)%s", fp.Name, fc.Name, strings.Join(names, ", "), suggest.Hint(fc.Name, names))}
 			}
 			entries, err := filterChannel(ch, fc, c.Full)
 			if err != nil {

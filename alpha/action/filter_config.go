@@ -257,7 +257,7 @@ func cfgEachKey(n *yaml.Node, field string, keys []string, set func(key string, 
 			f = field + "." + name
 		}
 		if k.Kind != yaml.ScalarNode || !slices.Contains(keys, name) {
-			return &FilterConfigError{Line: k.Line, Field: field, Err: fmt.Errorf("unknown key %q (known keys: %s)%s", name, strings.Join(keys, ", "), suggest.DidYouMean(name, keys))}
+			return &FilterConfigError{Line: k.Line, Field: field, Err: fmt.Errorf("unknown key %q (known keys: %s)%s", name, strings.Join(keys, ", "), suggest.Hint(name, keys))}
 		}
 		if seen[name] {
 			return &FilterConfigError{Line: k.Line, Field: f, Err: errors.New("given twice")}

@@ -50,8 +50,10 @@ func TestRenderGraphShapes(t *testing.T) {
 			nodes, _ := svgTitles(t, svg.Bytes())
 			want := 1
 			switch s.Name {
-			case "channels", "chain":
+			case "channels", "chain", "skips":
 				want = 200
+			case "skiprange":
+				want = 200 + 199 // and one skipRange note per entry but the first
 			case "shared-bundle":
 				want = 200 // one node per channel it is in
 			}

@@ -88,6 +88,8 @@ type bundleData struct {
 	objectCount int
 	parseErr    error // a property that does not decode
 	objectErr   error // a bundle object that cannot be read
+	// deprecated: the blob has an olm.deprecated property.
+	deprecated bool
 }
 
 // NewBuilder returns an empty Builder.
@@ -169,6 +171,9 @@ func (bld *Builder) bundleData(b *declcfg.Bundle) bundleData {
 				d.packages = append(d.packages, v)
 			}
 		case property.TypePackageRequired, property.TypeGVK, property.TypeGVKRequired, property.TypeChannel, property.TypeCSVMetadata:
+			err = bld.props.Check(p.Type, p.Value)
+		case property.TypeDeprecated:
+			d.deprecated = true
 			err = bld.props.Check(p.Type, p.Value)
 		case property.TypeBundleObject:
 			d.objectCount++
@@ -390,6 +395,7 @@ func (b *build) bundles() {
 			mb.Image = d.image
 			mb.Version, mb.Release = ver, rel
 			mb.ObjectCount = d.objectCount
+			mb.LegacyDeprecated = d.deprecated
 			mb.Source = r.src
 		}
 	}

@@ -37,7 +37,7 @@ func TestBuildShapes(t *testing.T) {
 			switch s.Name {
 			case "channels":
 				wantChannels, wantBundles = n, n
-			case "chain":
+			case "chain", "skips", "skiprange":
 				wantBundles = n
 			case "shared-bundle":
 				wantChannels = n

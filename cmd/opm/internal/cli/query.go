@@ -10,7 +10,8 @@ import (
 )
 
 // newQueryCmd is `opm alpha query`: questions about a catalog that
-// upstream opm does not answer.
+// upstream opm does not answer. Each question is a subcommand; their
+// errors print as "Error: ...".
 func newQueryCmd(s Streams, g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "query",
@@ -20,7 +21,7 @@ func newQueryCmd(s Streams, g *globalOptions) *cobra.Command {
 	}
 	cmd.AddCommand(newQueryUpdatesCmd(s, g))
 	cmd.AddCommand(newQueryInstallCmd(s, g))
-	return cmd
+	return plainErrors(cmd)
 }
 
 func newQueryUpdatesCmd(s Streams, g *globalOptions) *cobra.Command {
@@ -43,16 +44,20 @@ installed bundle by name or by version; a bundle the catalog does not hold
 (a "virtual" node) is answered too, its version read from its name
 (name.vX.Y.Z) so that skipRange edges can cover it. --all answers for every
 bundle of the channel, so that the ones that cannot reach the head stand
-out.
+out: its next update, the number of steps to the end of its path, and
+whether that is the head (with -o json, each bundle's next step and step
+count; its path is its next step followed by the next bundle's path).
 
-The rules are OLM v0's resolver's: the channel's entries are ordered along
-the replaces chain from the head, leaving out entries another entry skips
-(those are never installed); the update is the first entry in that order
-whose skipRange includes the installed version or whose replaces or skips
-name the installed bundle. So the head wins when its skipRange covers the
-installed version. A channel without a single replaces chain has no
-answer: OLM refuses to resolve in it, and so does this command, naming
-the heads.`,
+The rules are OLM v0's resolver's (operator-lifecycle-manager v0.46.0):
+the channel's entries are ordered along the replaces chain from the head,
+leaving out entries another entry skips (those are never installed); the
+update is the first entry in that order whose skipRange includes the
+installed version or whose replaces or skips name the installed bundle,
+passing over entries with the olm.deprecated property (OLM never installs
+them). So the head wins when its skipRange covers the installed version,
+and an installed bundle whose own entry comes first stays where it is. A
+channel without a single replaces chain has no answer: OLM refuses to
+resolve in it, and so does this command, naming the heads.`,
 		Example: `  opm alpha query updates ./catalog --package etcd --from etcdoperator.v0.9.0
   opm alpha query updates quay.io/example/catalog:latest --package etcd --channel alpha --from 0.9.2 -o json
   opm alpha query updates ./catalog --package etcd --all`,

@@ -174,6 +174,24 @@ type usageReport struct{ err error }
 func (e *usageReport) Error() string { return e.err.Error() }
 func (e *usageReport) Unwrap() error { return e.err }
 
+// plainErrorsKey is the annotation of the commands upstream does not have
+// (query, diff, filter): their errors print as "Error: message", without
+// the log decoration upstream's commands use, so that people read them
+// easily (set it with plainErrors).
+const plainErrorsKey = "fastopm/plain-errors"
+
+// plainErrors marks cmd and its subcommands as printing plain errors.
+func plainErrors(cmd *cobra.Command) *cobra.Command {
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	cmd.Annotations[plainErrorsKey] = "true"
+	for _, sub := range cmd.Commands() {
+		plainErrors(sub)
+	}
+	return cmd
+}
+
 // markCommandErrors wraps the errors of every run and pre-run function in
 // the tree in a *commandError.
 func markCommandErrors(c *cobra.Command) {
@@ -211,6 +229,17 @@ func Main(ctx context.Context, s Streams, args []string) int {
 		return 1
 	}
 	err = ce.err
+	if cmd.Annotations[plainErrorsKey] != "" {
+		var ee *ExitError
+		code := 1
+		if errors.As(err, &ee) {
+			code, err = ee.Code, ee.Err
+		}
+		if err != nil {
+			fmt.Fprintf(s.Err, "Error: %v\n", err)
+		}
+		return code
+	}
 	var le *stdLogError
 	if errors.As(err, &le) {
 		fmt.Fprintf(s.Err, "%s %v\n", time.Now().Format("2006/01/02 15:04:05"), le.err)
