@@ -19,21 +19,30 @@ import (
 	"github.com/fastopm/fastopm/alpha/updates"
 	"github.com/fastopm/fastopm/pkg/cache"
 	"github.com/fastopm/fastopm/pkg/graphsvg"
+	"github.com/fastopm/fastopm/pkg/markdown"
 )
 
 // The JSON answers for people and tools. The package list comes from the
 // snapshot's index; a package's answers from its own JSON lines, decoded
 // into the upgrade-graph model (alpha/model) when first asked for.
 
-// pkgSummary is one package of /api/v1/packages.
+// pkgSummary is one package of /api/v1/packages: from the index, and
+// (catalog.go) the summary of its head bundle's CSV.
 type pkgSummary struct {
 	Name           string   `json:"name"`
 	DefaultChannel string   `json:"defaultChannel"`
 	Channels       []string `json:"channels"`
 	Bundles        int      `json:"bundles"`
 	Deprecated     string   `json:"deprecated,omitempty"`
+	// Head is the head of the default channel, Version its version.
+	Head    string `json:"head,omitempty"`
+	Version string `json:"version,omitempty"`
+	// Icon is true when the package has an icon (/icon).
+	Icon bool `json:"icon"`
+	operatorSummary
 
-	lower string
+	lower    string
+	haystack string // what the search text is looked for in
 }
 
 func summaries(snap *cache.Snapshot) []pkgSummary {
@@ -72,31 +81,37 @@ const (
 )
 
 func (s *Server) packages(w http.ResponseWriter, r *http.Request) {
-	if !onlyParams(w, r, "q", "limit") {
+	if !onlyParams(w, r, append([]string{"q", "limit"}, filterParams...)...) {
 		return
 	}
 	q := r.URL.Query()
-	text := strings.ToLower(q.Get("q"))
-	if len(text) > maxQuery {
-		jsonError(w, r, http.StatusBadRequest, "q is longer than %d bytes", maxQuery)
-		return
+	for p, vs := range q {
+		for _, v := range vs {
+			if len(v) > maxQuery {
+				jsonError(w, r, http.StatusBadRequest, "%s is longer than %d bytes", p, maxQuery)
+				return
+			}
+		}
 	}
 	limit := defaultLimit
-	if v := q.Get("limit"); v != "" {
+	if v := q.Get("limit"); v == "all" {
+		limit = -1
+	} else if v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxLimit {
-			jsonError(w, r, http.StatusBadRequest, "limit must be a number from 1 to %d", maxLimit)
+			jsonError(w, r, http.StatusBadRequest, "limit must be a number from 1 to %d, or all", maxLimit)
 			return
 		}
 		limit = n
 	}
+	match := newFilter(q)
 	a := packagesAnswer{Catalog: s.opts.CatalogName, Packages: []pkgSummary{}}
-	for _, p := range s.pkgs {
-		if !strings.Contains(p.lower, text) {
+	for _, p := range s.catalog() {
+		if !match(&p) {
 			continue
 		}
 		a.Total++
-		if len(a.Packages) < limit {
+		if limit < 0 || len(a.Packages) < limit {
 			a.Packages = append(a.Packages, p)
 		}
 	}
@@ -110,6 +125,9 @@ type view struct {
 	graph       *graph.Graph
 	description string
 	icon        *declcfg.Icon
+	// operator is what the head bundle of the default channel says of the
+	// operator (nil when it has no CSV metadata).
+	operator *operatorDetails
 
 	svgMu sync.Mutex
 	svg   map[string][]byte // by channel ("" for every channel)
@@ -118,7 +136,7 @@ type view struct {
 // view returns the decoded package, or nil when the catalog has no such
 // package.
 func (s *Server) view(name string) (*view, error) {
-	if _, ok := slices.BinarySearchFunc(s.pkgs, name, func(p pkgSummary, n string) int { return strings.Compare(p.Name, n) }); !ok {
+	if !s.hasPackage(name) {
 		return nil, nil
 	}
 	// Not the request's context: other requests may wait for the same
@@ -174,6 +192,7 @@ func (s *Server) decode(ctx context.Context, name string) (*view, error) {
 		return nil, fmt.Errorf("package %q: %w", name, err)
 	}
 	v.graph = g
+	v.operator = s.headDetails(m[name])
 	return v, nil
 }
 
@@ -229,13 +248,18 @@ func (c *viewCache) get(name string, decode func() (*view, error)) (*view, error
 
 // packageAnswer is /api/v1/packages/{package}.
 type packageAnswer struct {
-	Name           string          `json:"name"`
-	DefaultChannel string          `json:"defaultChannel"`
-	Description    string          `json:"description,omitempty"`
-	Icon           bool            `json:"icon"`
-	Deprecated     string          `json:"deprecated,omitempty"`
-	Channels       []channelAnswer `json:"channels"`
-	Bundles        []bundleAnswer  `json:"bundles"`
+	Name           string `json:"name"`
+	DefaultChannel string `json:"defaultChannel"`
+	Description    string `json:"description,omitempty"`
+	// DescriptionHTML is Description (Markdown) rendered, sanitized.
+	DescriptionHTML string          `json:"descriptionHTML,omitempty"`
+	Icon            bool            `json:"icon"`
+	Deprecated      string          `json:"deprecated,omitempty"`
+	Channels        []channelAnswer `json:"channels"`
+	Bundles         []bundleAnswer  `json:"bundles"`
+	// Operator is what the head of the default channel says of the
+	// operator: its CSV's metadata (operator.go).
+	Operator *operatorDetails `json:"operator,omitempty"`
 }
 
 type channelAnswer struct {
@@ -293,7 +317,8 @@ func (s *Server) pkg(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := v.model[v.name]
-	a := packageAnswer{Name: p.Name, Description: v.description, Icon: v.icon != nil && len(v.icon.Data) > 0,
+	a := packageAnswer{Name: p.Name, Description: v.description, DescriptionHTML: markdown.Render(v.description),
+		Icon: v.icon != nil && len(v.icon.Data) > 0, Operator: v.operator,
 		Deprecated: message(p.Deprecation), Channels: []channelAnswer{}, Bundles: []bundleAnswer{}}
 	if p.DefaultChannel != nil {
 		a.DefaultChannel = p.DefaultChannel.Name
@@ -371,27 +396,41 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
+// icon serves a package's icon from its olm.package blob alone (the page
+// shows dozens at a time: no package is decoded for them), with an ETag
+// of its bytes, so that a browser revalidates it with a 304.
 func (s *Server) icon(w http.ResponseWriter, r *http.Request) {
 	if !onlyParams(w, r) {
 		return
 	}
-	v := s.pkgOf(w, r)
-	if v == nil {
+	name := r.PathValue("package")
+	if !s.hasPackage(name) {
+		jsonError(w, r, http.StatusNotFound, "package %q not found in the catalog", name)
 		return
 	}
-	if v.icon == nil || len(v.icon.Data) == 0 {
-		jsonError(w, r, http.StatusNotFound, "package %q has no icon", v.name)
+	p, err := s.packageBlob(name)
+	if err != nil {
+		s.log.Error("cannot read a package", "package", name, "error", err)
+		jsonError(w, r, http.StatusInternalServerError, "cannot read package %q", name)
 		return
 	}
-	typ := v.icon.MediaType
+	if p.Icon == nil || len(p.Icon.Data) == 0 {
+		jsonError(w, r, http.StatusNotFound, "package %q has no icon", name)
+		return
+	}
+	typ := p.Icon.MediaType
 	if !strings.HasPrefix(typ, "image/") {
 		typ = "application/octet-stream"
 	}
-	w.Header().Set("Content-Type", typ)
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	// An SVG icon must not run scripts when opened on its own.
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; sandbox")
-	http.ServeContent(w, r, "", s.snap.Modified, bytes.NewReader(v.icon.Data))
+	h := w.Header()
+	h.Set("Content-Type", typ)
+	h.Set("X-Content-Type-Options", "nosniff")
+	// An SVG icon must not run scripts when opened on its own (in an
+	// img element it never does).
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; sandbox")
+	h.Set("ETag", bodyETag(p.Icon.Data))
+	h.Set("Cache-Control", "no-cache")
+	http.ServeContent(w, r, "", s.snap.Modified, bytes.NewReader(p.Icon.Data))
 }
 
 // graphTimeout bounds the layout of one graph.

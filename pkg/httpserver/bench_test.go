@@ -154,3 +154,22 @@ func BenchmarkPackageView(b *testing.B) {
 		i++
 	}
 }
+
+// BenchmarkPackageList is the first /api/v1/packages?limit=all of a new
+// server: the read of every package's head bundle for the operators'
+// summaries (catalog.go).
+func BenchmarkPackageList(b *testing.B) {
+	snap := benchSnapshot(b)
+	b.ResetTimer()
+	for b.Loop() {
+		hs, err := httpserver.New(snap, httpserver.Options{CatalogName: "bench"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		rec := httptest.NewRecorder()
+		hs.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/api/v1/packages?limit=all", nil))
+		if rec.Code != 200 {
+			b.Fatalf("status %d", rec.Code)
+		}
+	}
+}

@@ -58,7 +58,8 @@ type Server struct {
 	opts  Options
 	log   *slog.Logger
 	views *viewCache
-	pkgs  []pkgSummary // the package list, by name
+	pkgs  []pkgSummary // the package list, by name, from the index
+	list  catalogList  // the same with the operators' summaries, read when first asked for
 	h     http.Handler
 	// install is the resolver of /api/v1/install (install.go).
 	install installState
@@ -122,6 +123,7 @@ func (s *Server) routes() http.Handler {
 		{"GET /api/v1/packages", "packages", s.packages},
 		{"GET /api/v1/packages/{package}", "package", s.pkg},
 		{"GET /api/v1/packages/{package}/icon", "icon", s.icon},
+		{"GET /api/v1/packages/{package}/bundles/{bundle}", "bundle", s.bundle},
 		{"GET /api/v1/packages/{package}/graph.svg", "graph", s.graph},
 		{"GET /api/v1/updates", "updates", s.updates},
 		{"GET /api/v1/install", "install", s.installAnswer},
@@ -209,18 +211,44 @@ type apiError struct {
 	Error string `json:"error"`
 }
 
-// writeJSON writes v as the answer of a JSON route.
+// writeJSON writes v as the answer of a JSON route. A 200 answer has an
+// ETag, a hash of its bytes, and Cache-Control: no-cache: a browser
+// revalidates it, and a request whose If-None-Match names it gets a 304
+// without the body.
 func writeJSON(w http.ResponseWriter, r *http.Request, code int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		code, b = http.StatusInternalServerError, []byte(`{"error":"cannot encode the answer"}`)
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	if code == http.StatusOK {
+		etag := bodyETag(b)
+		h.Set("ETag", etag)
+		h.Set("Cache-Control", "no-cache")
+		if etagMatch(r.Header.Get("If-None-Match"), etag) {
+			h.Del("Content-Type")
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+	}
 	w.WriteHeader(code)
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(append(b, '\n'))
 	}
+}
+
+// etagMatch says whether an If-None-Match header names etag (weakly, as
+// RFC 9110 compares for If-None-Match), or is "*".
+func etagMatch(header, etag string) bool {
+	for t := range strings.SplitSeq(header, ",") {
+		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+		if t == "*" || t == etag {
+			return true
+		}
+	}
+	return false
 }
 
 func jsonError(w http.ResponseWriter, r *http.Request, code int, format string, args ...any) {

@@ -249,7 +249,7 @@ func TestAssetsAreSelfContained(t *testing.T) {
 		}
 	}
 	for _, m := range regexp.MustCompile(`"(api/v1/[^"]*)"`).FindAllStringSubmatch(js, -1) {
-		if !slices.Contains([]string{"api/v1/packages?q=", "api/v1/packages/", "api/v1/updates?package=", "api/v1/install?package="}, m[1]) {
+		if !slices.Contains([]string{"api/v1/packages?limit=all", "api/v1/packages/", "api/v1/updates?package=", "api/v1/install?package="}, m[1]) {
 			t.Errorf("app.js: unexpected API URL %q", m[1])
 		}
 	}
@@ -273,13 +273,14 @@ func TestIDsDocumented(t *testing.T) {
 	for _, m := range regexp.MustCompile(`\sid="([^"]+)"`).FindAllStringSubmatch(page[end:], -1) {
 		inPage[m[1]] = true
 	}
-	for _, id := range []string{"search", "results", "results-count", "package", "channels", "bundles", "graph", "graph-channel", "graph-img", "updates-form", "updates-from", "updates-channel", "updates-version", "updates-result", "install-form", "install-channel", "install-result"} {
+	for _, id := range []string{"search", "results", "results-count", "package", "channels", "bundles", "graph", "graph-channel", "graph-img", "updates-form", "updates-from", "updates-channel", "updates-version", "updates-result", "install-form", "install-channel", "install-result",
+		"filters", "filters-clear", "browse", "package-title", "package-name", "view", "overview", "description", "facts", "crds"} {
 		if !documented[id] {
 			t.Errorf("id %q is not listed at the top of index.html", id)
 		}
 	}
 	for id := range documented {
-		if id == "pkg" { // the hash's name, not an id
+		if id == "pkg" || id == "q" { // the hash's names, not ids
 			continue
 		}
 		if !inPage[id] && !strings.Contains(js, `id: "`+id+`"`) {

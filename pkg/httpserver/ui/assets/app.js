@@ -1,13 +1,12 @@
 // The catalog page of `opm serve --http-addr`: plain JavaScript, no build
 // step. Every request URL is relative (the page is served at "/" and at
-// "/catalogs/NAME/"), and catalog data only ever reaches the page as text
-// nodes, never as HTML.
+// "/catalogs/NAME/"). Catalog data reaches the page as text nodes; the one
+// exception, a description's HTML, was rendered from Markdown and
+// sanitized by the server, and is parsed inert here (DOMParser) and copied
+// through an allowlist of elements and attributes (appendSafeHTML).
 "use strict";
 
 (function () {
-  const LIMIT = 50;
-  const DEBOUNCE_MS = 200;
-
   const $ = (id) => document.getElementById(id);
 
   // el makes an element: attrs are set as attributes (class, href, ...),
@@ -33,6 +32,10 @@
     return "api/v1/packages/" + encodeURIComponent(name);
   }
 
+  function plural(n, one, many) {
+    return n + " " + (n === 1 ? one : many || one + "s");
+  }
+
   // getJSON fetches a relative URL and returns its JSON; a 4xx/5xx answer
   // is thrown as an Error with the server's {"error"} message.
   async function getJSON(url, signal) {
@@ -55,7 +58,7 @@
   }
 
   // showStatus shows (or, with no msg, clears) the error of one source:
-  // "search" or "package"; clearing leaves the other source's error.
+  // "list" or "package"; clearing leaves the other source's error.
   function showStatus(source, msg) {
     const s = $("status");
     if (!msg && s.dataset.source !== source) return;
@@ -64,122 +67,418 @@
     s.hidden = !msg;
   }
 
-  // ---- The package list -------------------------------------------------
+  // ---- Sanitized HTML ----------------------------------------------------
 
-  let searchSeq = 0;
-  let searchAbort = null;
-  let searchTimer = 0;
+  // The elements (and their attributes) a rendered description may hold:
+  // what pkg/markdown's policy lets through. Anything else is dropped, its
+  // text kept, except the elements whose content is not text.
+  const SAFE = {
+    P: [], BR: [], HR: [], H1: [], H2: [], H3: [], H4: [], H5: [], H6: [],
+    UL: [], OL: ["start"], LI: [], BLOCKQUOTE: [], PRE: [], CODE: [], EM: [], STRONG: [], DEL: [], S: [],
+    TABLE: [], THEAD: [], TBODY: [], TR: [], TH: ["align"], TD: ["align"], A: ["href", "title"],
+  };
+  const DROP = new Set(["SCRIPT", "STYLE", "TEMPLATE", "IFRAME", "OBJECT", "EMBED", "NOSCRIPT", "SVG", "MATH", "FORM", "INPUT", "TEXTAREA", "SELECT", "BUTTON"]);
 
-  async function search() {
-    const q = $("search").value.trim();
-    const seq = ++searchSeq;
-    if (searchAbort) searchAbort.abort();
-    searchAbort = new AbortController();
-    const url = "api/v1/packages?q=" + encodeURIComponent(q) + "&limit=" + LIMIT;
+  function copySafe(from, to) {
+    for (const n of from.childNodes) {
+      if (n.nodeType === Node.TEXT_NODE) {
+        to.append(document.createTextNode(n.data));
+        continue;
+      }
+      if (n.nodeType !== Node.ELEMENT_NODE || DROP.has(n.tagName)) continue;
+      const allowed = SAFE[n.tagName];
+      if (!allowed) {
+        copySafe(n, to);
+        continue;
+      }
+      const e = document.createElement(n.tagName.toLowerCase());
+      for (const a of allowed) {
+        const v = n.getAttribute(a);
+        if (v === null) continue;
+        if (a === "href" && !/^(https?:|mailto:)/i.test(v.trim())) continue;
+        e.setAttribute(a, v);
+      }
+      if (e.tagName === "A" && e.hasAttribute("href")) {
+        e.setAttribute("target", "_blank");
+        e.setAttribute("rel", "noopener noreferrer nofollow");
+      }
+      copySafe(n, e);
+      if (e.tagName === "TABLE") to.append(el("div", { class: "scroll-x" }, e));
+      else to.append(e);
+    }
+  }
+
+  // appendSafeHTML parses html inert and appends its allowed content.
+  function appendSafeHTML(container, html) {
+    const doc = new DOMParser().parseFromString(String(html || ""), "text/html");
+    copySafe(doc.body, container);
+  }
+
+  // ---- The address: which view ------------------------------------------
+
+  const FACETS = [
+    { key: "category", label: "Category", values: (p) => p.categories || [] },
+    { key: "provider", label: "Provider", values: (p) => (p.provider ? [p.provider] : []) },
+    { key: "capability", label: "Capability level", values: (p) => (p.capabilities ? [p.capabilities] : []),
+      order: ["Basic Install", "Seamless Upgrades", "Full Lifecycle", "Deep Insights", "Auto Pilot"] },
+    { key: "installMode", label: "Install mode", values: (p) => p.installModes || [],
+      order: ["OwnNamespace", "SingleNamespace", "MultiNamespace", "AllNamespaces"] },
+    { key: "infrastructure", label: "Infrastructure features", values: (p) => p.infrastructure || [] },
+  ];
+
+  function parseHash() {
+    const params = new URLSearchParams(location.hash.replace(/^#/, ""));
+    const v = { pkg: params.get("pkg"), channel: params.get("channel"), bundle: params.get("bundle"), q: params.get("q") || "", filters: {} };
+    for (const f of FACETS) v.filters[f.key] = params.getAll(f.key);
+    return v;
+  }
+
+  function hashOf(v) {
+    const params = new URLSearchParams();
+    if (v.pkg) {
+      params.set("pkg", v.pkg);
+      if (v.channel) params.set("channel", v.channel);
+      if (v.bundle) params.set("bundle", v.bundle);
+    } else {
+      if (v.q) params.set("q", v.q);
+      for (const f of FACETS) for (const x of (v.filters && v.filters[f.key]) || []) params.append(f.key, x);
+    }
+    const s = params.toString();
+    return s ? "#" + s : "";
+  }
+
+  function pkgHash(name, extra) {
+    return hashOf(Object.assign({ pkg: name }, extra || {}));
+  }
+
+  // ---- The package list ---------------------------------------------------
+
+  // Measured render times, read by the browser test (docs/performance.md).
+  const timings = { firstRender: null, firstRenderAt: null, allTiles: null, filters: [], filtersComplete: [] };
+  window.catalogTimings = timings;
+
+  const list = {
+    loaded: false,
+    total: 0,
+    pkgs: [], // sorted by display name
+    tiles: new Map(), // name -> li
+    haystack: new Map(), // name -> lowercased text searched
+    boxes: {}, // facet key -> Map(lower value -> {input, count, li, value})
+    selected: {}, // facet key -> Set(lower value)
+  };
+  for (const f of FACETS) list.selected[f.key] = new Set();
+
+  async function loadList() {
     let data;
     try {
-      data = await getJSON(url, searchAbort.signal);
+      data = await getJSON("api/v1/packages?limit=all");
     } catch (e) {
-      if (e.name === "AbortError" || seq !== searchSeq) return;
       $("results-count").textContent = "";
-      clear($("results"));
-      showStatus("search", "Cannot list the packages: " + e.message);
+      showStatus("list", "Cannot list the packages: " + e.message);
       return;
     }
-    if (seq !== searchSeq) return;
-    showStatus("search", "");
+    showStatus("list", "");
     if (data.catalog) {
       $("catalog-name").textContent = data.catalog;
-      if (!current) document.title = data.catalog + " · catalog";
+      if (!current.pkg) document.title = data.catalog + " \u00b7 catalog";
     }
-    renderResults(data, q);
-  }
-
-  function renderResults(data, q) {
-    const list = $("results");
-    clear(list);
+    const t0 = performance.now();
     const pkgs = data.packages || [];
-    const total = typeof data.total === "number" ? data.total : pkgs.length;
-    let count = pkgs.length + " of " + total + " package" + (total === 1 ? "" : "s");
-    if (q) count += " matching \u201c" + q + "\u201d";
-    if (total === 0) count = q ? "No package matches \u201c" + q + "\u201d." : "The catalog has no packages.";
-    $("results-count").textContent = count;
+    const key = (p) => (p.displayName || p.name).toLowerCase();
+    pkgs.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    list.pkgs = pkgs;
+    list.total = pkgs.length;
     for (const p of pkgs) {
-      const a = el("a", { href: "#pkg=" + encodeURIComponent(p.name), "data-name": p.name });
-      a.append(el("span", { class: "pkg-name" }, p.name));
-      if (p.deprecated) a.append(el("span", { class: "badge warn", title: p.deprecated }, "deprecated"));
-      const bundles = p.bundles + " bundle" + (p.bundles === 1 ? "" : "s");
-      a.append(el("span", { class: "pkg-meta" }, (p.defaultChannel || "no default channel") + " \u00b7 " + bundles));
-      const li = el("li", { class: p.deprecated ? "deprecated" : null }, a);
-      if (p.name === current) a.setAttribute("aria-current", "page");
-      list.append(li);
+      list.haystack.set(p.name, [p.name, p.displayName || "", p.shortDescription || "", ...(p.keywords || [])].join("\n").toLowerCase());
     }
+    buildFilters();
+    list.loaded = true;
+    applyHashToControls(current);
+    const t1 = performance.now();
+    applyFilters(() => {
+      void document.body.offsetHeight;
+      timings.allTiles = performance.now() - t0;
+    });
+    const t2 = performance.now();
+    void document.body.offsetHeight; // the layout, in the measure
+    const t3 = performance.now();
+    timings.firstRender = t3 - t0;
+    timings.firstRenderAt = t3;
+    timings.firstRenderParts = { prepare: t1 - t0, tiles: t2 - t1, layout: t3 - t2 };
   }
 
-  function markCurrent() {
-    for (const a of $("results").querySelectorAll("a[data-name]")) {
-      if (a.dataset.name === current) a.setAttribute("aria-current", "page");
-      else a.removeAttribute("aria-current");
-    }
+  function tileOf(p) {
+    let li = list.tiles.get(p.name);
+    if (li) return li;
+    const icon = p.icon ?
+      el("img", { class: "tile-icon", src: pkgURL(p.name) + "/icon", alt: "", loading: "lazy", decoding: "async" }) :
+      el("span", { class: "tile-icon placeholder", "aria-hidden": "true" }, (p.displayName || p.name).charAt(0).toUpperCase());
+    const title = el("span", { class: "tile-title" }, p.displayName || p.name);
+    const body = el("span", { class: "tile-body" }, title);
+    if (p.provider) body.append(el("span", { class: "tile-provider" }, "by " + p.provider));
+    if (p.shortDescription) body.append(el("span", { class: "tile-desc" }, p.shortDescription));
+    const meta = el("span", { class: "tile-meta" }, el("span", { class: "pkg-name" }, p.name));
+    if (p.version) meta.append(" \u00b7 " + p.version);
+    if (p.capabilities) meta.append(" \u00b7 " + p.capabilities);
+    body.append(meta);
+    if (p.deprecated) body.append(el("span", { class: "badge warn", title: p.deprecated }, "deprecated"));
+    const a = el("a", { class: "tile", href: pkgHash(p.name), "data-name": p.name }, icon, body);
+    li = el("li", { class: p.deprecated ? "deprecated" : null }, a);
+    list.tiles.set(p.name, li);
+    return li;
   }
 
-  // ---- One package ------------------------------------------------------
+  function lowerSet(values) {
+    return new Set(values.map((x) => String(x).toLowerCase()));
+  }
 
-  let current = null; // the open package's name
-  let currentPkg = null; // its JSON
-  let pkgSeq = 0;
-
-  function hashPackage() {
-    const h = location.hash.replace(/^#/, "");
-    for (const part of h.split("&")) {
-      const [k, v] = part.split("=");
-      if (k === "pkg" && v !== undefined) {
-        try {
-          return decodeURIComponent(v);
-        } catch (e) {
-          return null;
+  // buildFilters makes one fieldset per facet, one checkbox per value,
+  // once: a filter change updates counts, never rebuilds (the focus stays).
+  function buildFilters() {
+    const box = $("filters");
+    clear(box);
+    for (const f of FACETS) {
+      const counts = new Map(); // lower -> [spelling, count]
+      for (const p of list.pkgs) {
+        for (const v of new Set(f.values(p))) {
+          const k = v.toLowerCase();
+          const c = counts.get(k);
+          if (c) c[1]++;
+          else counts.set(k, [v, 1]);
         }
       }
+      let entries = [...counts.entries()];
+      if (f.order) {
+        const rank = (k) => {
+          const i = f.order.findIndex((o) => o.toLowerCase() === k);
+          return i < 0 ? f.order.length : i;
+        };
+        entries.sort((a, b) => rank(a[0]) - rank(b[0]) || (a[0] < b[0] ? -1 : 1));
+      } else {
+        entries.sort((a, b) => b[1][1] - a[1][1] || (a[0] < b[0] ? -1 : 1));
+      }
+      const fs = el("fieldset", { class: "facet", "data-facet": f.key }, el("legend", null, f.label));
+      const ul = el("ul");
+      fs.append(ul);
+      const boxes = new Map();
+      const SHOWN = 8;
+      entries.forEach(([k, [v]], i) => {
+        const id = "f-" + f.key + "-" + i;
+        const input = el("input", { type: "checkbox", id: id, "data-value": v });
+        const count = el("span", { class: "count" });
+        const li = el("li", { class: i >= SHOWN ? "more" : null }, input, el("label", { for: id }, v, " ", count));
+        input.addEventListener("change", () => {
+          if (input.checked) list.selected[f.key].add(k);
+          else list.selected[f.key].delete(k);
+          filtersChanged();
+        });
+        boxes.set(k, { input, count, li, value: v });
+        ul.append(li);
+      });
+      if (entries.length === 0) ul.append(el("li", { class: "muted" }, "none in this catalog"));
+      if (entries.length > SHOWN) {
+        const more = el("button", { type: "button", class: "plain more-toggle", "aria-expanded": "false" }, "Show " + (entries.length - SHOWN) + " more");
+        more.addEventListener("click", () => {
+          const open = fs.classList.toggle("open");
+          more.setAttribute("aria-expanded", open ? "true" : "false");
+          more.textContent = open ? "Show fewer" : "Show " + (entries.length - SHOWN) + " more";
+        });
+        fs.append(more);
+      }
+      list.boxes[f.key] = boxes;
+      box.append(fs);
     }
-    return null;
   }
+
+  // matches says whether p matches the search words and every facet but
+  // skip (facet counts are computed without their own facet).
+  function matches(p, words, skip) {
+    const hay = list.haystack.get(p.name);
+    for (const w of words) if (!hay.includes(w)) return false;
+    for (const f of FACETS) {
+      if (f.key === skip) continue;
+      const sel = list.selected[f.key];
+      if (sel.size === 0) continue;
+      let any = false;
+      for (const v of f.values(p)) if (sel.has(String(v).toLowerCase())) { any = true; break; }
+      if (!any) return false;
+    }
+    return true;
+  }
+
+  function searchWords() {
+    return $("search").value.trim().toLowerCase().split(/\s+/).filter((w) => w);
+  }
+
+  // The tiles are put in the page a screenful first, the rest in chunks
+  // in the tasks that follow, so that a list of hundreds of packages shows
+  // at once and the page stays responsive; a new search or filter cancels
+  // the chunks of the last.
+  const FIRST_TILES = 60;
+  const TILE_CHUNK = 200;
+  let renderGen = 0;
+
+  // applyFilters shows the matching tiles and updates every count; done,
+  // when given, is called once every tile is in the page.
+  function applyFilters(done) {
+    if (!list.loaded) return;
+    const words = searchWords();
+    const shown = [];
+    for (const p of list.pkgs) if (matches(p, words, null)) shown.push(p);
+    const gen = ++renderGen;
+    const results = $("results");
+    results.replaceChildren(...shown.slice(0, FIRST_TILES).map(tileOf));
+    let next = FIRST_TILES;
+    const more = () => {
+      if (gen !== renderGen) return;
+      if (next >= shown.length) {
+        if (done) done();
+        return;
+      }
+      const end = Math.min(next + TILE_CHUNK, shown.length);
+      const frag = document.createDocumentFragment();
+      for (; next < end; next++) frag.append(tileOf(shown[next]));
+      results.append(frag);
+      setTimeout(more, 0);
+    };
+    setTimeout(more, 0);
+    for (const f of FACETS) {
+      const n = new Map();
+      for (const p of list.pkgs) {
+        if (!matches(p, words, f.key)) continue;
+        for (const v of new Set(f.values(p).map((x) => String(x).toLowerCase()))) n.set(v, (n.get(v) || 0) + 1);
+      }
+      for (const [k, b] of list.boxes[f.key]) {
+        const c = n.get(k) || 0;
+        b.count.textContent = "(" + c + ")";
+        b.input.checked = list.selected[f.key].has(k);
+        b.li.classList.toggle("zero", c === 0 && !b.input.checked);
+      }
+    }
+    const q = $("search").value.trim();
+    const filtered = FACETS.some((f) => list.selected[f.key].size > 0);
+    let count = shown.length + " of " + plural(list.total, "package");
+    if (q) count += " matching \u201c" + q + "\u201d";
+    if (filtered) count += (q ? " and" : "") + " with the filters";
+    if (list.total === 0) count = "The catalog has no packages.";
+    else if (shown.length === 0) count = "No package" + (q ? " matches \u201c" + q + "\u201d" : "") + (filtered ? (q ? " with" : " matches") + " the filters" : "") + ".";
+    $("results-count").textContent = count;
+    $("filters-clear").hidden = !q && !filtered;
+  }
+
+  // filtersChanged applies the search and filters and keeps them in the
+  // address (replacing it: typing is not history).
+  function filtersChanged() {
+    const t0 = performance.now();
+    const n = timings.filters.length;
+    applyFilters(() => {
+      void document.body.offsetHeight;
+      timings.filtersComplete[n] = performance.now() - t0;
+    });
+    void document.body.offsetHeight;
+    timings.filters.push(performance.now() - t0);
+    const v = { q: $("search").value.trim(), filters: {} };
+    for (const f of FACETS) v.filters[f.key] = [...list.boxes[f.key] || []].filter(([k]) => list.selected[f.key].has(k)).map(([, b]) => b.value);
+    const h = hashOf(v);
+    if (h !== location.hash && !(h === "" && location.hash === "#")) {
+      history.replaceState(null, "", h || location.pathname + location.search);
+      current = parseHash();
+    }
+    $("back-link").href = h || "#";
+  }
+
+  // applyHashToControls sets the search box and checkboxes from a view.
+  function applyHashToControls(v) {
+    if ($("search").value.trim() !== v.q) $("search").value = v.q;
+    for (const f of FACETS) {
+      list.selected[f.key] = lowerSet(v.filters[f.key] || []);
+    }
+  }
+
+  // ---- One package --------------------------------------------------------
+
+  let current = parseHash(); // the view shown
+  let currentPkg = null; // the open package's JSON
+  let pkgSeq = 0;
+  let lastTile = null; // the package last opened, to focus back on the list
 
   async function route() {
-    const name = hashPackage();
-    if (name === current && currentPkg) return;
-    current = name;
-    markCurrent();
-    if (!name) {
-      currentPkg = null;
-      $("package").hidden = true;
-      $("welcome").hidden = false;
+    const v = parseHash();
+    const prev = current;
+    current = v;
+    if (!v.pkg) {
+      showBrowse(prev);
+      return;
+    }
+    $("browse").hidden = true;
+    showStatus("list", "");
+    let p = currentPkg && currentPkg.name === v.pkg ? currentPkg : null;
+    if (!p) {
+      const seq = ++pkgSeq;
+      try {
+        p = await getJSON(pkgURL(v.pkg));
+      } catch (e) {
+        if (seq !== pkgSeq) return;
+        currentPkg = null;
+        $("package").hidden = true;
+        showStatus("package", "Cannot open package \u201c" + v.pkg + "\u201d: " + e.message);
+        return;
+      }
+      if (seq !== pkgSeq || current.pkg !== v.pkg) return;
+      currentPkg = p;
       showStatus("package", "");
-      return;
+      renderPackage(p);
     }
-    const seq = ++pkgSeq;
-    let p;
-    try {
-      p = await getJSON(pkgURL(name));
-    } catch (e) {
-      if (seq !== pkgSeq) return;
-      currentPkg = null;
-      $("package").hidden = true;
-      $("welcome").hidden = false;
-      showStatus("package", "Cannot open package \u201c" + name + "\u201d: " + e.message);
-      return;
-    }
-    if (seq !== pkgSeq) return;
-    currentPkg = p;
-    showStatus("package", "");
-    renderPackage(p);
+    $("package").hidden = false;
+    lastTile = v.pkg;
+    await showView(p, v, prev);
   }
 
+  function showBrowse(prev) {
+    pkgSeq++;
+    $("package").hidden = true;
+    $("browse").hidden = false;
+    showStatus("package", "");
+    document.title = ($("catalog-name").textContent || "Catalog") + " \u00b7 catalog";
+    $("back-link").href = hashOf(current) || "#";
+    // Back from a package: the focus goes to its tile, once in the page.
+    const refocus = prev && prev.pkg && lastTile ? () => {
+      const li = list.tiles.get(lastTile);
+      const a = li && li.isConnected ? li.querySelector("a") : null;
+      if (a) a.focus();
+    } : null;
+    if (list.loaded) {
+      applyHashToControls(current);
+      applyFilters(refocus);
+    }
+  }
+
+  // The package's sections, in order: each renders from the package's
+  // JSON (a section added later adds one line here, and one in index.html).
+  const packageRenderers = [renderHeader, renderOverviewOf, setupUpdates, setupInstall, renderChannels, setupGraph, renderBundles, renderJump];
+
   function renderPackage(p) {
-    $("welcome").hidden = true;
     $("package").hidden = false;
-    document.title = p.name + " · " + ($("catalog-name").textContent || "catalog");
+    for (const r of packageRenderers) r(p);
+  }
+
+  function renderHeader(p) {
+    const op = p.operator || {};
+    $("package-title").textContent = op.displayName || p.name;
     $("package-name").textContent = p.name;
+    $("crumb-package").textContent = op.displayName || p.name;
+    $("crumb-package").href = pkgHash(p.name);
+    $("package-provider").textContent = op.provider || "";
+    $("package-provider-line").hidden = !op.provider;
     $("package-default-channel").textContent = p.defaultChannel || "(none)";
+    const head = (p.bundles || []).find((b) => b.name === op.bundle);
+    $("package-version").textContent = head ? head.version : "";
+    $("package-version-line").hidden = !head;
+    const badges = $("package-badges");
+    clear(badges);
+    if (op.capabilities) badges.append(el("span", { class: "badge" }, op.capabilities));
+    for (const c of op.categories || []) badges.append(el("span", { class: "badge soft" }, c));
+    if (p.deprecated) badges.append(el("span", { class: "badge warn" }, "deprecated"));
 
     const icon = $("package-icon");
     if (p.icon) {
@@ -190,19 +489,259 @@
       icon.hidden = true;
     }
     const dep = $("package-deprecated");
-    dep.textContent = p.deprecated ? "Deprecated: " + p.deprecated : "";
+    clear(dep);
+    if (p.deprecated) dep.append(condition("PackageDeprecated", p.deprecated, "on every Subscription to the package"));
     dep.hidden = !p.deprecated;
+  }
 
+  // condition is a deprecation as OLM v0 reports it: a Subscription
+  // condition of that type whose message is the catalog's.
+  function condition(type, msg, when) {
+    return el("span", null, "Deprecated. OLM sets the Subscription condition ", el("code", null, type),
+      when ? " (" + when + ")" : "", ": \u201c" + msg + "\u201d");
+  }
+
+  function renderOverviewOf(p) {
+    renderOverview(p.operator, p);
+  }
+
+  // renderOverview shows an operator's description, facts and custom
+  // resources: the package's head's, or a bundle's.
+  function renderOverview(op, p) {
     const desc = $("description");
-    desc.textContent = p.description || "";
-    $("description-box").hidden = !p.description;
+    clear(desc);
+    if (op && op.descriptionHTML) appendSafeHTML(desc, op.descriptionHTML);
+    else if (p.descriptionHTML) appendSafeHTML(desc, p.descriptionHTML);
+    else desc.append(el("p", { class: "muted" }, "No description."));
 
-    renderChannels(p);
-    renderBundles(p);
-    setupGraph(p);
-    setupUpdates(p);
-    setupInstall(p);
+    const facts = $("facts");
+    clear(facts);
+    op = op || {};
+    const fact = (label, ...value) => {
+      if (value.every((v) => v === undefined || v === null || v === "" || (Array.isArray(v) && v.length === 0))) return;
+      facts.append(el("dt", null, label), el("dd", null, ...value.flat()));
+    };
+    const link = (url, text) => (/^(https?:\/\/|mailto:)/i.test(url || "") ? el("a", { href: url, target: "_blank", rel: "noopener noreferrer nofollow" }, text || url) : (text || url || ""));
+    if (op.bundle) fact("From bundle", el("a", { href: pkgHash(p.name, { bundle: op.bundle }) }, op.bundle));
+    fact("Capability level", op.capabilities);
+    fact("Provider", op.provider ? (op.providerURL ? link(op.providerURL, op.provider) : op.provider) : "");
+    fact("Maturity", op.maturity);
+    fact("Repository", op.repository ? link(op.repository) : "");
+    fact("Container image", op.containerImage ? el("code", { class: "wrap" }, op.containerImage) : "");
+    fact("Created at", op.createdAt);
+    fact("Minimum Kubernetes version", op.minKubeVersion);
+    fact("Support", op.support);
+    fact("Suggested namespace", op.suggestedNamespace ? el("code", null, op.suggestedNamespace) : "");
+    fact("Install modes", installModes(op));
+    fact("Infrastructure features", (op.infrastructure || []).join(", "));
+    fact("Valid subscription", (op.validSubscription || []).join(", "));
+    fact("Categories", (op.categories || []).join(", "));
+    fact("Keywords", (op.keywords || []).join(", "));
+    fact("Maintainers", ...(op.maintainers || []).flatMap((m, i) => [i ? ", " : "", m.email ? link("mailto:" + m.email, m.name || m.email) : m.name || ""]));
+    fact("Links", ...(op.links || []).flatMap((l, i) => [i ? ", " : "", link(l.url, l.name || l.url)]));
+    if (!op.bundle) facts.append(el("dt", null, "Operator metadata"), el("dd", { class: "muted" }, "The head bundle carries no CSV metadata."));
+    renderCRDs(op);
+  }
+
+  function installModes(op) {
+    const yes = op.installModes || [];
+    const no = op.unsupportedInstallModes || [];
+    if (!yes.length && !no.length) return "";
+    return (yes.length ? yes.join(", ") : "none") + (no.length ? " (not " + no.join(", ") + ")" : "");
+  }
+
+  function renderCRDs(op) {
+    const box = $("crds");
+    clear(box);
+    const owned = op.ownedCRDs || [];
+    const required = op.requiredCRDs || [];
+    const services = (op.ownedAPIServices || []).concat(op.requiredAPIServices || []);
+    if (!owned.length && !required.length && !services.length && !(op.examples || []).length) {
+      box.append(el("p", { class: "muted" }, "The operator declares no custom resources."));
+      return;
+    }
+    if (op.examplesProblem) box.append(el("p", { class: "warn-text" }, op.examplesProblem));
+    if (owned.length) {
+      box.append(el("h4", null, "Provided by the operator (owned CRDs)"));
+      for (const c of owned) {
+        const d = el("details", { class: "crd", "data-kind": c.kind },
+          el("summary", null, el("strong", null, c.displayName || c.kind), " ", el("code", { class: "muted" }, c.name + " " + c.version),
+            (c.examples || []).length ? el("span", { class: "badge soft" }, plural(c.examples.length, "example")) : null));
+        if (c.description) d.append(el("p", null, c.description));
+        for (const ex of c.examples || []) d.append(el("p", { class: "label" }, "Example " + c.kind), el("pre", { class: "example" }, ex));
+        box.append(d);
+      }
+    }
+    if ((op.examples || []).length) {
+      box.append(el("h4", null, "Other examples"));
+      for (const ex of op.examples) box.append(el("pre", { class: "example" }, ex));
+    }
+    if (required.length) {
+      box.append(el("h4", null, "Required from other operators (required CRDs)"));
+      const ul = el("ul", { class: "plain-list" });
+      for (const c of required) ul.append(el("li", null, el("strong", null, c.displayName || c.kind), " ", el("code", { class: "muted" }, c.name + " " + c.version), c.description ? " \u2014 " + c.description : ""));
+      box.append(ul);
+    }
+    if (services.length) {
+      box.append(el("h4", null, "API services"));
+      const ul = el("ul", { class: "plain-list" });
+      for (const s of op.ownedAPIServices || []) ul.append(el("li", null, "owned: ", el("code", null, s.group + "/" + s.version + " " + s.kind), s.displayName ? " \u2014 " + s.displayName : ""));
+      for (const s of op.requiredAPIServices || []) ul.append(el("li", null, "required: ", el("code", null, s.group + "/" + s.version + " " + s.kind), s.displayName ? " \u2014 " + s.displayName : ""));
+      box.append(ul);
+    }
+  }
+
+  function renderJump() {
+    const nav = $("jump");
+    if (nav.childElementCount) return;
+    for (const s of document.querySelectorAll("#package .pkg-section[data-title]")) {
+      const b = el("button", { type: "button", "data-target": s.id }, s.dataset.title);
+      b.addEventListener("click", () => {
+        const d = s.querySelector("details");
+        if (d) d.open = true;
+        s.scrollIntoView({ block: "start" });
+        const h = s.querySelector("h3, summary");
+        if (h) {
+          if (!h.hasAttribute("tabindex") && h.tagName !== "SUMMARY") h.setAttribute("tabindex", "-1");
+          h.focus({ preventScroll: true });
+        }
+      });
+      nav.append(b);
+    }
+  }
+
+  // showView shows the package, one of its channels, or one of its
+  // bundles.
+  async function showView(p, v, prev) {
+    const samePkg = prev && prev.pkg === v.pkg;
+    const view = $("view");
+    const vt = $("view-title");
+    const facts = $("view-facts");
+    const props = $("view-properties");
+    const vdep = $("view-deprecation");
+    clear(facts);
+    clear(props);
+    clear(vdep);
+    vdep.hidden = true;
+    const title = ($("package-title").textContent || p.name);
+    if (v.channel) {
+      const c = (p.channels || []).find((c) => c.name === v.channel);
+      if (!c) {
+        view.hidden = true;
+        showStatus("package", "Package \u201c" + p.name + "\u201d has no channel \u201c" + v.channel + "\u201d.");
+        return;
+      }
+      showStatus("package", "");
+      if (prev && prev.bundle) renderOverview(p.operator, p);
+      view.hidden = false;
+      vt.textContent = "Channel " + c.name;
+      const dt = (k, ...x) => facts.append(el("dt", null, k), el("dd", null, ...x));
+      dt("Head", c.head ? el("a", { href: pkgHash(p.name, { bundle: c.head }) }, c.head) : "(none)");
+      dt("Entries", String((c.entries || []).length));
+      if (c.name === p.defaultChannel) dt("Default", "the package's default channel: a Subscription that names no channel gets it");
+      const head = (c.entries || []).find((e) => e.name === c.head);
+      rollup(vdep, p, c, head, "on a Subscription to this channel with its head installed");
+      openChannel(c.name);
+      for (const id of ["updates-channel", "install-channel", "graph-channel"]) {
+        const s = $(id);
+        if (s.value !== c.name) {
+          s.value = c.name;
+          s.dispatchEvent(new Event("change"));
+        }
+      }
+      document.title = "Channel " + c.name + " \u00b7 " + title;
+      view.scrollIntoView({ block: "start" });
+      $("view-title").setAttribute("tabindex", "-1");
+      $("view-title").focus({ preventScroll: true });
+      return;
+    }
+    if (v.bundle) {
+      const seq = pkgSeq;
+      let b;
+      try {
+        b = await getJSON(pkgURL(p.name) + "/bundles/" + encodeURIComponent(v.bundle));
+      } catch (e) {
+        if (seq !== pkgSeq) return;
+        view.hidden = true;
+        showStatus("package", "Cannot open bundle \u201c" + v.bundle + "\u201d: " + e.message);
+        return;
+      }
+      if (seq !== pkgSeq || current.bundle !== v.bundle || current.pkg !== p.name) return;
+      showStatus("package", "");
+      view.hidden = false;
+      vt.textContent = "Bundle " + b.name;
+      const dt = (k, ...x) => facts.append(el("dt", null, k), el("dd", null, ...x));
+      dt("Version", b.version || "");
+      dt("Image", el("code", { class: "wrap" }, b.image || "(none)"));
+      dt("Channels", ...(b.channels || []).map((c, i) => [i ? ", " : "", el("a", { href: pkgHash(p.name, { channel: c }) }, c)]).flat());
+      if (b.objects) dt("Objects", plural(b.objects, "manifest") + " in olm.bundle.object properties");
+      const ch = (p.channels || []).find((c) => (b.channels || []).includes(c.name) && c.name === p.defaultChannel) ||
+        (p.channels || []).find((c) => (b.channels || []).includes(c.name));
+      const entry = ch ? (ch.entries || []).find((e) => e.name === b.name) : null;
+      rollup(vdep, p, ch, entry, "on a Subscription" + (ch ? " to channel " + ch.name : "") + " with this bundle installed");
+      if ((b.relatedImages || []).length) {
+        props.append(el("h4", null, "Related images"));
+        const ul = el("ul", { class: "plain-list" });
+        for (const r of b.relatedImages) ul.append(el("li", null, r.name ? r.name + ": " : "", el("code", { class: "wrap" }, r.image)));
+        props.append(ul);
+      }
+      if ((b.properties || []).length) {
+        props.append(el("h4", null, "Properties"));
+        const tbody = el("tbody");
+        for (const pr of b.properties) tbody.append(el("tr", null, el("td", null, el("code", null, pr.type)), el("td", { class: "mono wrap" }, JSON.stringify(pr.value))));
+        props.append(el("div", { class: "scroll-x" }, el("table", { class: "grid", id: "view-properties-table" },
+          el("thead", null, el("tr", null, el("th", null, "Type"), el("th", null, "Value"))), tbody)));
+      }
+      renderOverview(b.operator, p);
+      // The upgrade question, from this bundle.
+      if (ch) {
+        const s = $("updates-channel");
+        if (s.value !== ch.name) {
+          s.value = ch.name;
+          s.dispatchEvent(new Event("change"));
+        }
+        $("updates-from").value = b.name;
+        $("updates-version").value = "";
+      }
+      document.title = "Bundle " + b.name + " \u00b7 " + title;
+      view.scrollIntoView({ block: "start" });
+      $("view-title").setAttribute("tabindex", "-1");
+      $("view-title").focus({ preventScroll: true });
+      return;
+    }
+    view.hidden = true;
+    showStatus("package", "");
+    if (prev && prev.bundle && samePkg) renderOverview(p.operator, p);
+    if (samePkg && (prev.channel || prev.bundle)) {
+      for (const id of ["updates-channel", "install-channel"]) $(id).value = p.defaultChannel || "";
+      openChannel(p.defaultChannel);
+    }
+    document.title = title + " \u00b7 " + ($("catalog-name").textContent || "catalog");
     window.scrollTo(0, 0);
+    $("package-title").focus({ preventScroll: true });
+  }
+
+  // rollup shows the deprecations a Subscription would be told of, as
+  // OLM v0 tells them: one condition per level (PackageDeprecated,
+  // ChannelDeprecated, BundleDeprecated) and the Deprecated condition
+  // joining their messages with "; ".
+  function rollup(box, p, c, entry, when) {
+    const parts = [];
+    if (p.deprecated) parts.push(["PackageDeprecated", p.deprecated]);
+    if (c && c.deprecated) parts.push(["ChannelDeprecated", c.deprecated]);
+    if (entry && entry.deprecated) parts.push(["BundleDeprecated", entry.deprecated]);
+    if (!parts.length) return;
+    box.append("Deprecated. OLM sets, " + when + ":");
+    const ul = el("ul");
+    for (const [t, m] of parts) ul.append(el("li", null, el("code", null, t), ": \u201c" + m + "\u201d"));
+    ul.append(el("li", null, el("code", null, "Deprecated"), ": \u201c" + parts.map((x) => x[1]).join("; ") + "\u201d"));
+    box.append(ul);
+    if (c && c.deprecated) box.append(el("p", { class: "muted" }, "ChannelDeprecated only when the Subscription names the channel (spec.channel)."));
+    box.hidden = false;
+  }
+
+  function openChannel(name) {
+    for (const d of document.querySelectorAll("#channels details.channel")) d.open = d.dataset.channel === name;
   }
 
   function cell(text, cls) {
@@ -220,12 +759,13 @@
       if (c.name === p.defaultChannel) sum.append(el("span", { class: "badge" }, "default"));
       if (c.deprecated) sum.append(el("span", { class: "badge warn" }, "deprecated"));
       sum.append(el("span", { class: "muted ch-meta" }, "head ", el("code", null, c.head || "(none)"),
-        " \u00b7 " + n + " entr" + (n === 1 ? "y" : "ies")));
+        " \u00b7 " + plural(n, "entry", "entries")));
       const div = el("details", { class: "channel", "data-channel": c.name, open: c.name === p.defaultChannel || chans.length === 1 }, sum);
-      if (c.deprecated) div.append(el("p", { class: "deprecation" }, "Deprecated: " + c.deprecated));
+      div.append(el("p", null, el("a", { href: pkgHash(p.name, { channel: c.name }), class: "ch-link" }, "Channel " + c.name + ": its own page")));
+      if (c.deprecated) div.append(el("p", { class: "deprecation" }, condition("ChannelDeprecated", c.deprecated, "when the Subscription names this channel")));
       const tbody = el("tbody");
       for (const e of c.entries || []) {
-        const name = el("td", null, el("code", null, e.name));
+        const name = el("td", null, e.inCatalog === false ? el("code", null, e.name) : el("a", { href: pkgHash(p.name, { bundle: e.name }) }, el("code", null, e.name)));
         if (e.inCatalog === false) name.append(el("span", { class: "badge warn", title: "named in the channel, but the catalog has no olm.bundle of that name" }, "not in catalog"));
         if (e.name === c.head) name.append(el("span", { class: "badge" }, "head"));
         tbody.append(el("tr", null,
@@ -236,11 +776,11 @@
           cell(e.skipRange, "mono"),
           cell(e.deprecated, "warn-text")));
       }
-      div.append(el("table", { class: "grid" },
+      div.append(el("div", { class: "scroll-x" }, el("table", { class: "grid" },
         el("thead", null, el("tr", null,
           el("th", null, "Entry"), el("th", null, "Version"), el("th", null, "Replaces"),
           el("th", null, "Skips"), el("th", null, "Skip range"), el("th", null, "Deprecation"))),
-        tbody));
+        tbody)));
       box.append(div);
     }
   }
@@ -250,7 +790,7 @@
     clear(tbody);
     for (const b of p.bundles || []) {
       tbody.append(el("tr", { class: b.deprecated ? "deprecated" : null },
-        el("td", null, el("code", null, b.name)),
+        el("td", null, el("a", { href: pkgHash(p.name, { bundle: b.name }) }, el("code", null, b.name))),
         cell(b.version),
         cell(b.image, "mono wrap"),
         cell((b.channels || []).join(", ")),
@@ -414,16 +954,16 @@
           cell((s.edges || []).join(", ")),
           cell(others, "mono")));
       });
-      out.append(el("table", { id: "updates-path", class: "grid" },
+      out.append(el("div", { class: "scroll-x" }, el("table", { id: "updates-path", class: "grid" },
         el("thead", null, el("tr", null,
           el("th", null, "#"), el("th", null, "From"), el("th", null, "To"), el("th", null, "Version"),
           el("th", null, "Edges"), el("th", null, "Other candidates"))),
-        tbody));
+        tbody)));
     }
 
     if (a.reachesHead) {
       const msg = path.length === 0 ? "Already at the head of the channel." :
-        "Reaches the head " + bundleText(a.head) + " in " + path.length + " step" + (path.length === 1 ? "" : "s") + ".";
+        "Reaches the head " + bundleText(a.head) + " in " + plural(path.length, "step") + ".";
       out.append(el("p", { id: "updates-verdict", class: "ok" }, msg));
     } else {
       out.append(el("p", { id: "updates-verdict", class: "error" }, a.problem || "Does not reach the head."));
@@ -489,7 +1029,7 @@
     const n = (a.installs || []).length;
     if (a.status === "installable") {
       out.append(el("p", { id: "install-summary", class: "ok" },
-        "A new Subscription installs " + n + " bundle" + (n === 1 ? "" : "s") + ": " +
+        "A new Subscription installs " + plural(n, "bundle") + ": " +
         (a.installs || []).map(installText).join(", ") + "."));
       if (a.tree) out.append(el("ul", { id: "install-tree", class: "tree" }, installNode(a.tree)));
       return;
@@ -507,16 +1047,51 @@
   // ---- Wiring -----------------------------------------------------------
 
   function init() {
-    $("search").addEventListener("input", () => {
-      clearTimeout(searchTimer);
-      searchTimer = setTimeout(search, DEBOUNCE_MS);
-    });
+    $("search").addEventListener("input", filtersChanged);
     $("search").addEventListener("keydown", (ev) => {
-      if (ev.key === "Enter") {
-        clearTimeout(searchTimer);
-        search();
+      if (ev.key === "Enter" || ev.key === "ArrowDown") {
+        const first = $("results").querySelector("a.tile");
+        if (first) {
+          ev.preventDefault();
+          first.focus();
+        }
+      } else if (ev.key === "Escape" && $("search").value) {
+        $("search").value = "";
+        filtersChanged();
       }
     });
+    // Arrow keys move between tiles; "/" goes to the search box.
+    $("results").addEventListener("keydown", (ev) => {
+      if (!["ArrowDown", "ArrowUp", "ArrowLeft", "ArrowRight"].includes(ev.key)) return;
+      const tiles = [...$("results").querySelectorAll("a.tile")];
+      const i = tiles.indexOf(document.activeElement);
+      if (i < 0) return;
+      ev.preventDefault();
+      const j = ev.key === "ArrowDown" || ev.key === "ArrowRight" ? i + 1 : i - 1;
+      if (j < 0) $("search").focus();
+      else if (j < tiles.length) tiles[j].focus();
+    });
+    document.addEventListener("keydown", (ev) => {
+      if (ev.key !== "/" || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+      const t = ev.target;
+      if (t && (t.tagName === "INPUT" || t.tagName === "SELECT" || t.tagName === "TEXTAREA")) return;
+      if (current.pkg) return;
+      ev.preventDefault();
+      $("search").focus();
+      $("search").select();
+    });
+    $("filters-clear").addEventListener("click", () => {
+      $("search").value = "";
+      for (const f of FACETS) list.selected[f.key].clear();
+      filtersChanged();
+      $("search").focus();
+    });
+    document.querySelector("a.skip").addEventListener("click", (ev) => {
+      ev.preventDefault();
+      const t = current.pkg ? $("package-title") : $("search");
+      t.focus();
+    });
+    if (window.matchMedia && window.matchMedia("(max-width: 700px)").matches) $("filters-box").open = false;
     $("package-icon").addEventListener("error", () => {
       $("package-icon").hidden = true;
     });
@@ -526,14 +1101,6 @@
     $("graph-fit").addEventListener("change", () => {
       $("graph-img").classList.toggle("fit", $("graph-fit").checked);
     });
-    for (const b of document.querySelectorAll(".jump button[data-target]")) {
-      b.addEventListener("click", () => {
-        const t = $(b.dataset.target);
-        if (!t) return;
-        if (t.tagName === "DETAILS") t.open = true;
-        t.scrollIntoView({ block: "start" });
-      });
-    }
     $("graph-img").addEventListener("error", graphFailed);
     $("updates-channel").addEventListener("change", () => {
       fillFrom();
@@ -546,7 +1113,7 @@
     $("install-channel").addEventListener("change", () => clear($("install-result")));
     $("install-form").addEventListener("submit", askInstall);
     window.addEventListener("hashchange", route);
-    search();
+    loadList();
     route();
   }
 
