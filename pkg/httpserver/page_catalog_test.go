@@ -598,3 +598,36 @@ func (b *browser) shoot(file string) {
 		b.t.Fatal(err)
 	}
 }
+
+// TestPageScreenshots saves the pictures of docs/serve-http.md from a real
+// catalog: OPM_PAGE_SCREENSHOTS=DIR OPM_PAGE_CATALOG=CATALOG, and
+// OPM_PAGE_PACKAGE=NAME for the package page (default: the first tile).
+// It skips, saying so, without them.
+func TestPageScreenshots(t *testing.T) {
+	shots, catalog := os.Getenv("OPM_PAGE_SCREENSHOTS"), os.Getenv("OPM_PAGE_CATALOG")
+	if shots == "" || catalog == "" {
+		t.Skip("set OPM_PAGE_SCREENSHOTS=DIR and OPM_PAGE_CATALOG=CATALOG to save the page's pictures")
+	}
+	exe := chromium(t)
+	snap := snapshotDir(t, catalog)
+	hs, err := httpserver.New(snap, httpserver.Options{CatalogName: filepath.Base(catalog)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(hs.Handler())
+	defer ts.Close()
+	b := newBrowser(t, exe, 1280, 860)
+	b.do(chromedp.Navigate(ts.URL + "/"))
+	b.wait(`window.catalogTimings.allTiles !== null && [...document.querySelectorAll('#results img.tile-icon')].slice(0, 12).every(i => i.complete)`)
+	b.shoot(filepath.Join(shots, "serve-http-catalog.png"))
+	pkg := os.Getenv("OPM_PAGE_PACKAGE")
+	if pkg == "" {
+		pkg = b.eval(`document.querySelector('#results a.tile').dataset.name`).(string)
+	}
+	b.do(chromedp.Navigate(ts.URL + "/#pkg=" + url.QueryEscape(pkg)))
+	b.wait(`!document.querySelector('#package').hidden && document.querySelector('#description').childElementCount > 0 && (document.querySelector('#package-icon').hidden || document.querySelector('#package-icon').complete)`)
+	b.shoot(filepath.Join(shots, "serve-http-operator.png"))
+	b.do(chromedp.Click(chromedp.CSS(`#crds details.crd > summary`)))
+	b.eval(`document.querySelector('#crds-section').scrollIntoView(); true`)
+	b.shoot(filepath.Join(shots, "serve-http-crds.png"))
+}
