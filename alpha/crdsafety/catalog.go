@@ -103,13 +103,14 @@ func (ix *Index) Manifests() int {
 	return len(ix.jsons)
 }
 
-// LoadIndex reads the CRDs of every bundle of the catalog in fsys. Only
+// LoadIndex reads the CRDs of the bundles of the catalog in fsys for which
+// keep (nil: all of them) reports true, given their package and name. Only
 // olm.bundle blobs that carry objects are decoded.
-func LoadIndex(ctx context.Context, fsys fs.FS, opts ...declcfg.WalkOption) (*Index, error) {
+func LoadIndex(ctx context.Context, fsys fs.FS, keep func(pkg, name string) bool, opts ...declcfg.WalkOption) (*Index, error) {
 	ix := NewIndex()
 	marker := []byte(property.TypeBundleObject)
 	err := declcfg.Walk(ctx, fsys, func(blob *declcfg.Blob) error {
-		if blob.Schema != declcfg.SchemaBundle {
+		if blob.Schema != declcfg.SchemaBundle || keep != nil && !keep(blob.Package, blob.Name) {
 			return nil
 		}
 		if !bytes.Contains(blob.JSON, marker) {
@@ -145,6 +146,8 @@ func (ix *Index) Compare(c *Checker, pkg, from, to string) Result {
 		b    Bundle
 	}{{from, okOld, ob}, {to, okNew, nb}} {
 		switch {
+		case b.name == "":
+			missing = append(missing, "the installed bundle is not in the catalog")
 		case !b.ok:
 			missing = append(missing, fmt.Sprintf("the catalog has no bundle %s", b.name))
 		case !b.b.Objects:

@@ -1,6 +1,7 @@
 package crdsafety
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -57,7 +58,9 @@ func TestParseManifest(t *testing.T) {
 		{name: "a CSV that names a CRD", manifest: csvYAML},
 		{name: "a service", manifest: `{"kind":"Service","metadata":{"name":"CustomResourceDefinition"}}`},
 		{name: "a CRD without a name", manifest: `{"kind":"CustomResourceDefinition","metadata":{}}`, ok: true, err: "without metadata.name"},
-		{name: "broken JSON", manifest: `{"kind":"CustomResourceDefinition",`, err: "unexpected end"},
+		// Read when compared.
+		{name: "broken JSON", manifest: `{"kind":"CustomResourceDefinition","metadata":{"name":"a.b"},`, ok: true, crdName: "a.b"},
+		{name: "broken YAML", manifest: "kind: CustomResourceDefinition\n\tname: x", err: "yaml"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, ok, err := ParseManifest([]byte(tc.manifest))
@@ -69,12 +72,19 @@ func TestParseManifest(t *testing.T) {
 			}
 		})
 	}
-	// The same CRD as YAML and as JSON is one manifest.
+	// The same CRD as YAML and as indented JSON compare equal.
 	a, _, _ := ParseManifest([]byte(crdYAML))
 	js, _ := property.ManifestJSON([]byte(crdYAML))
-	b, _, _ := ParseManifest(append([]byte("  "), js...))
-	if a.Digest != b.Digest {
-		t.Error("the same CRD as YAML and JSON has two digests")
+	var indented bytes.Buffer
+	if err := json.Indent(&indented, js, " ", "  "); err != nil {
+		t.Fatal(err)
+	}
+	b, ok, err := ParseManifest(indented.Bytes())
+	if !ok || err != nil || b.Name != a.Name || a.Digest == b.Digest {
+		t.Fatalf("indented: %+v %v %v", b, ok, err)
+	}
+	if cs := newChecker(t).Compare([]CRD{a}, []CRD{b}); len(cs) != 0 {
+		t.Errorf("the same CRD written two ways: %v", cs)
 	}
 }
 
@@ -146,12 +156,16 @@ func TestLoadIndexCompare(t *testing.T) {
 		setField(s, "enum", func(p *apiextensionsv1.JSONSchemaProps) { p.Enum = enums("a") })
 	})
 	dir := writeCatalog(t, oldCron(), v2)
-	ix, err := LoadIndex(context.Background(), os.DirFS(dir))
+	ix, err := LoadIndex(context.Background(), os.DirFS(dir), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ix.Len() != 3 || ix.Manifests() != 2 {
 		t.Errorf("%d bundles, %d manifests; want 3, 2", ix.Len(), ix.Manifests())
+	}
+	some, err := LoadIndex(context.Background(), os.DirFS(dir), func(pkg, name string) bool { return pkg == "cron" && name == "cron.v2" })
+	if _, ok := some.Bundle("cron", "cron.v2"); err != nil || some.Len() != 1 || !ok {
+		t.Errorf("kept %d bundles, %v", some.Len(), err)
 	}
 	c := newChecker(t)
 
@@ -193,7 +207,7 @@ func TestLoadIndexErrors(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "c.json"), []byte(bad), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := LoadIndex(context.Background(), os.DirFS(dir))
+	_, err := LoadIndex(context.Background(), os.DirFS(dir), nil)
 	if err == nil || !strings.Contains(err.Error(), "c.json:1:1") || !strings.Contains(err.Error(), `bundle "p.v1"`) {
 		t.Errorf("got %v", err)
 	}

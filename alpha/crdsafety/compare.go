@@ -122,12 +122,23 @@ func (c *Checker) compare(oldCRD, newCRD CRD) []Change {
 	if newCRD.APIVersion != APIVersionV1 || oldCRD.APIVersion != APIVersionV1 {
 		return compareV1beta1(oldCRD, newCRD)
 	}
-	nw, newSchemas, err := decodeSpec(newCRD.JSON)
+	newJS, err := canonjson.Canonicalize(newCRD.JSON)
 	if err != nil {
 		at.Check, at.Message, at.V0, at.V1 = "invalid", fmt.Sprintf("the new CRD cannot be read: %v", err), Refuses, Refuses
 		return []Change{at}
 	}
-	old, oldSchemas, err := decodeSpec(oldCRD.JSON)
+	oldJS, err := canonjson.Canonicalize(oldCRD.JSON)
+	if err != nil || bytes.Equal(oldJS, newJS) {
+		// The same CRD, written another way; or an old CRD that could
+		// never have been applied: nothing on a cluster to compare with.
+		return nil
+	}
+	nw, newSchemas, err := decodeSpec(newJS)
+	if err != nil {
+		at.Check, at.Message, at.V0, at.V1 = "invalid", fmt.Sprintf("the new CRD cannot be read: %v", err), Refuses, Refuses
+		return []Change{at}
+	}
+	old, oldSchemas, err := decodeSpec(oldJS)
 	if err != nil {
 		// The old bundle's CRD could never have been applied: nothing on
 		// a cluster to compare with.

@@ -16,7 +16,7 @@ const (
 	crdKind           = "CustomResourceDefinition"
 )
 
-// Digest identifies a CRD manifest by its canonical JSON.
+// Digest identifies a CRD manifest by its JSON text.
 type Digest [sha256.Size]byte
 
 // CRD is one CustomResourceDefinition manifest of a bundle.
@@ -24,13 +24,17 @@ type CRD struct {
 	Name       string
 	APIVersion string
 	Digest     Digest
-	// JSON is the manifest as canonical JSON.
+	// JSON is the manifest as JSON text (property.ManifestJSON): a YAML
+	// manifest as canonical JSON, a JSON one as it is. It is read only
+	// when the CRD is compared with another one.
 	JSON []byte
 }
 
 // ParseManifest reads a bundle object's manifest (JSON or YAML, as an
 // olm.bundle.object property holds it) and returns it as a CRD when it is
-// one; ok is false for any other kind of object.
+// one; ok is false for any other kind of object. Only the manifest's kind,
+// apiVersion and name are read: a CRD that is not valid JSON is reported
+// when it is compared.
 func ParseManifest(data []byte) (crd CRD, ok bool, err error) {
 	if !bytes.Contains(data, []byte(crdKind)) {
 		return CRD{}, false, nil
@@ -39,32 +43,20 @@ func ParseManifest(data []byte) (crd CRD, ok bool, err error) {
 	if err != nil {
 		return CRD{}, false, err
 	}
-	canon, err := canonjson.Canonicalize(js)
-	if err != nil {
-		return CRD{}, false, err
-	}
-	if canonjson.Kind(canon) != '{' {
-		return CRD{}, false, nil
-	}
 	var kind string
-	canonjson.ForEachMember(canon, func(k, v []byte) bool {
+	members(js, func(k, v []byte) {
 		switch string(k) {
 		case "apiVersion":
 			crd.APIVersion, _ = canonjson.String(v)
 		case "kind":
 			kind, _ = canonjson.String(v)
 		case "metadata":
-			if canonjson.Kind(v) == '{' {
-				canonjson.ForEachMember(v, func(k, v []byte) bool {
-					if string(k) == "name" {
-						crd.Name, _ = canonjson.String(v)
-						return false
-					}
-					return true
-				})
-			}
+			members(v, func(k, v []byte) {
+				if string(k) == "name" {
+					crd.Name, _ = canonjson.String(v)
+				}
+			})
 		}
-		return true
 	})
 	if kind != crdKind {
 		return CRD{}, false, nil
@@ -72,7 +64,41 @@ func ParseManifest(data []byte) (crd CRD, ok bool, err error) {
 	if crd.Name == "" {
 		return CRD{}, true, fmt.Errorf("a %s without metadata.name", crdKind)
 	}
-	crd.JSON = canon
-	crd.Digest = sha256.Sum256(canon)
+	crd.JSON = js
+	crd.Digest = sha256.Sum256(js)
 	return crd, true, nil
+}
+
+// members calls fn with the raw key and the value of each member of the
+// JSON object obj, whitespace allowed, without checking the values. It
+// stops at anything that is not an object's syntax.
+func members(obj []byte, fn func(key, val []byte)) {
+	i := skipWS(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return
+	}
+	i = skipWS(obj, i+1)
+	for i < len(obj) && obj[i] == '"' {
+		end := canonjson.SkipString(obj, i)
+		key := obj[i+1 : max(i+1, end-1)]
+		i = skipWS(obj, end)
+		if i >= len(obj) || obj[i] != ':' {
+			return
+		}
+		start := skipWS(obj, i+1)
+		vEnd := canonjson.SkipValue(obj, start)
+		fn(key, obj[start:vEnd])
+		i = skipWS(obj, vEnd)
+		if i >= len(obj) || obj[i] != ',' {
+			return
+		}
+		i = skipWS(obj, i+1)
+	}
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
 }
