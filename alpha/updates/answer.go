@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/fastopm/fastopm/alpha/crdsafety"
 	"github.com/fastopm/fastopm/alpha/model"
 )
 
@@ -21,6 +22,9 @@ type Query struct {
 	Channel string
 	// From names the installed bundle: a bundle name or a version.
 	From string
+	// CRDs, when set, compares the CRDs of the two bundles of each step
+	// (alpha/crdsafety): a step OLM refuses.
+	CRDs func(pkg, from, to string) crdsafety.Result
 }
 
 // Answer is the answer for one installed bundle.
@@ -60,6 +64,9 @@ type StepRef struct {
 	To     BundleRef   `json:"to"`
 	Edges  []string    `json:"edges"`
 	Others []BundleRef `json:"otherCandidates,omitempty"`
+	// CRDs are the incompatible changes of the step's CRDs, when the
+	// query compares them (Query.CRDs).
+	CRDs *crdsafety.Result `json:"crds,omitempty"`
 }
 
 func bundleRef(b *model.Bundle) BundleRef {
@@ -111,7 +118,7 @@ func (q Query) Run() (*Answer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return answer(g, in)
+	return answer(g, in, q.CRDs)
 }
 
 // RunAll answers for every bundle of the channel, head first in OLM's
@@ -140,7 +147,7 @@ func (q Query) RunAll() ([]*Answer, error) {
 	})
 	var out []*Answer
 	for _, b := range append(bundles, rest...) {
-		a, err := answer(g, InstalledBundle(b))
+		a, err := answer(g, InstalledBundle(b), q.CRDs)
 		if err != nil {
 			return nil, err
 		}
@@ -149,7 +156,7 @@ func (q Query) RunAll() ([]*Answer, error) {
 	return out, nil
 }
 
-func answer(g *Graph, in Installed) (*Answer, error) {
+func answer(g *Graph, in Installed, crds func(pkg, from, to string) crdsafety.Result) (*Answer, error) {
 	ch := g.Channel
 	head := bundleRef(g.Head())
 	a := &Answer{
@@ -178,6 +185,10 @@ func answer(g *Graph, in Installed) (*Answer, error) {
 		}
 		for _, o := range st.Others {
 			sr.Others = append(sr.Others, bundleRef(o))
+		}
+		if crds != nil {
+			r := crds(ch.Package.Name, st.From.Name, st.To.Name)
+			sr.CRDs = &r
 		}
 		a.Path = append(a.Path, sr)
 	}
@@ -249,8 +260,32 @@ func (a *Answer) WriteText(w io.Writer) error {
 	if a.Problem != "" {
 		fmt.Fprintf(&b, "problem: %s\n", a.Problem)
 	}
+	writeCRDs(&b, a.Path, true)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeCRDs lists the steps whose CRDs change incompatibly, each change on
+// a line, and with unknown, the steps whose CRDs could not be compared.
+func writeCRDs(b *strings.Builder, path []StepRef, unknown bool) {
+	var lines []string
+	for _, st := range path {
+		switch {
+		case st.CRDs == nil:
+		case st.CRDs.Unknown != "" && unknown:
+			lines = append(lines, fmt.Sprintf("  %s -> %s: %s", st.From, st.To.Name, st.CRDs.Summary()))
+		case len(st.CRDs.Changes) > 0:
+			lines = append(lines, fmt.Sprintf("  %s -> %s: %s", st.From, st.To.Name, st.CRDs.Summary()))
+			for _, c := range st.CRDs.Changes {
+				lines = append(lines, "    "+c.String())
+			}
+		}
+	}
+	if len(lines) > 0 {
+		b.WriteString("crds:\n")
+		b.WriteString(strings.Join(lines, "\n"))
+		b.WriteString("\n")
+	}
 }
 
 func describeBundle(r BundleRef) string {
@@ -290,5 +325,20 @@ func WriteTable(w io.Writer, as []*Answer) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", a.Installed.Name, a.Installed.Version, next, by, len(a.Path), reach)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// The next steps whose CRDs change incompatibly.
+	var b strings.Builder
+	for _, a := range as {
+		if a.Next != nil {
+			writeCRDs(&b, []StepRef{*a.Next}, false)
+		}
+	}
+	s := strings.ReplaceAll(b.String(), "crds:\n", "")
+	if s != "" {
+		s = "crds:\n" + s
+	}
+	_, err := io.WriteString(w, s)
+	return err
 }

@@ -38,7 +38,15 @@ one is broken:
   - skipped-only-way: an entry of NEW whose every update is a bundle that
     another entry skips (OLM never installs skipped bundles) is stuck;
   - default-channel (a warning, not a failure): the default channel
-    changes.
+    changes;
+  - crd-upgrade: on an update OLM v0 takes in NEW that OLD did not take
+    (between the same two bundles, with the same images), a CRD change OLM v1's
+    CRD upgrade-safety preflight or OLM v0 refuses (a scope change, a
+    stored version removed, a field removed or newly required, an enum
+    narrowed, a default changed, ...); a warning when OLM v0 refuses it
+    only if existing custom resources break it, or for a served version
+    removed. Only bundles whose catalog entries carry their objects
+    (olm.bundle.object) can be compared.
 
 Exit codes: 0 when the check passes (or without --check), 1 when it finds a
 violation, 2 when a catalog cannot be read or is invalid.`,
@@ -52,10 +60,24 @@ violation, 2 when a catalog cannot be read or is invalid.`,
 			res := &action.Resolver{ImageOptions: g.imageOptions(cacheDir), MaxFileSize: g.maxFileSize.limit(),
 				Allowed: action.RefCatalogDir | action.RefCatalogImage}
 			var models [2]model.Model
+			var newCat *action.OpenCatalog // NEW's files, for the CRDs of --check
+			defer func() {
+				if newCat != nil {
+					newCat.Close()
+				}
+			}()
 			var eg errgroup.Group
 			for i, ref := range args {
 				eg.Go(func() error {
-					m, err := action.LoadModel(cmd.Context(), res, ref, g.maxFileSize.limit())
+					var m model.Model
+					var err error
+					if check && i == 1 {
+						if newCat, err = action.OpenModel(cmd.Context(), res, ref, g.maxFileSize.limit()); err == nil {
+							m = newCat.Model
+						}
+					} else {
+						m, err = action.LoadModel(cmd.Context(), res, ref, g.maxFileSize.limit())
+					}
 					if err != nil {
 						return fmt.Errorf("%s: %w", ref, err)
 					}
@@ -72,6 +94,11 @@ violation, 2 when a catalog cannot be read or is invalid.`,
 			}
 			if check {
 				rep.Violations = updates.Check(models[0], models[1])
+				vs, err := action.CheckCRDUpgrades(cmd.Context(), models[0], newCat)
+				if err != nil {
+					return &ExitError{Code: 2, Err: err}
+				}
+				rep.Violations = append(rep.Violations, vs...)
 				if rep.Violations == nil {
 					rep.Violations = []updates.Violation{}
 				}

@@ -52,7 +52,13 @@ whose skipRange includes the installed version or whose replaces or skips
 name the installed bundle. So the head wins when its skipRange covers the
 installed version. A channel without a single replaces chain has no
 answer: OLM refuses to resolve in it, and so does this command, naming
-the heads.`,
+the heads.
+
+Each step's CRDs are compared (the old bundle's with the new one's, as the
+catalog's olm.bundle.object properties carry them): the changes OLM v1's
+CRD upgrade-safety preflight refuses, and those OLM v0 refuses (a stored
+version removed; a schema that existing custom resources may no longer
+satisfy), are listed under "crds:"; -o json gives them for every step.`,
 		Example: `  opm alpha query updates ./catalog --package etcd --from etcdoperator.v0.9.0
   opm alpha query updates quay.io/example/catalog:latest --package etcd --channel alpha --from 0.9.2 -o json
   opm alpha query updates ./catalog --package etcd --all`,
@@ -69,11 +75,19 @@ the heads.`,
 			}
 			res := &action.Resolver{ImageOptions: g.imageOptions(cacheDir), MaxFileSize: g.maxFileSize.limit(),
 				Allowed: action.RefCatalogDir | action.RefCatalogImage}
-			m, err := action.LoadModel(cmd.Context(), res, args[0], g.maxFileSize.limit())
+			cat, err := action.OpenModel(cmd.Context(), res, args[0], g.maxFileSize.limit())
 			if err != nil {
 				return err
 			}
-			q.Model = m
+			defer cat.Close()
+			q.Model = cat.Model
+			ix, err := cat.CRDs(cmd.Context(), func(pkg, _ string) bool { return pkg == q.Package })
+			if err != nil {
+				return err
+			}
+			if q.CRDs, err = action.CompareCRDs(ix); err != nil {
+				return err
+			}
 			enc := json.NewEncoder(s.Out)
 			enc.SetIndent("", "    ")
 			enc.SetEscapeHTML(false)
