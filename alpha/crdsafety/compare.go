@@ -55,7 +55,7 @@ type Checker struct {
 	properties []validations.Comparator[apiextensionsv1.JSONSchemaProps]
 
 	mu    sync.Mutex
-	pairs map[[2]Digest][]Change
+	pairs map[[2]Digest]*pairResult
 }
 
 // NewChecker returns a Checker with operator-controller's crdify
@@ -78,7 +78,7 @@ func NewChecker() (*Checker, error) {
 	return &Checker{
 		crd:        crdvalidator.New(crdvalidator.WithComparators(validations.ComparatorsForValidations[apiextensionsv1.CustomResourceDefinition](list...)...)),
 		properties: validations.ComparatorsForValidations[apiextensionsv1.JSONSchemaProps](list...),
-		pairs:      map[[2]Digest][]Change{},
+		pairs:      map[[2]Digest]*pairResult{},
 	}, nil
 }
 
@@ -104,16 +104,25 @@ func (c *Checker) Compare(old, new []CRD) []Change {
 func (c *Checker) pair(old, new CRD) []Change {
 	key := [2]Digest{old.Digest, new.Digest}
 	c.mu.Lock()
-	cs, ok := c.pairs[key]
+	p, ok := c.pairs[key]
+	if !ok {
+		p = &pairResult{done: make(chan struct{})}
+		c.pairs[key] = p
+	}
 	c.mu.Unlock()
 	if ok {
-		return cs
+		<-p.done // another goroutine compares them, or has
+		return p.changes
 	}
-	cs = c.compare(old, new)
-	c.mu.Lock()
-	c.pairs[key] = cs
-	c.mu.Unlock()
-	return cs
+	defer close(p.done)
+	p.changes = c.compare(old, new)
+	return p.changes
+}
+
+// pairResult is the comparison of two manifests, once done is closed.
+type pairResult struct {
+	done    chan struct{}
+	changes []Change
 }
 
 // compare runs the checks on one CRD of the old and the new bundle.
