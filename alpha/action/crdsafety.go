@@ -160,9 +160,9 @@ func CheckEdgeCRDs(ctx context.Context, ix *crdsafety.Index, c *crdsafety.Checke
 // CheckCRDUpgrades is the crd-upgrade rule of `opm alpha diff --check`: on
 // every update OLM v0 takes in NEW that OLD does not take (between the same
 // two bundles, with the same images), the CRD changes an OLM refuses. A
-// change OLM surely refuses is a violation; one OLM v0 refuses only if an
-// existing resource breaks it, and a served version removed, are
-// warnings. Only the CRDs of the bundles of new updates are read, from
+// change an OLM surely refuses (every change crdify finds: OLM v1 refuses
+// them all) is a violation; one neither refuses (a served version
+// removed, a v1beta1 CRD not compared) a warning. Only the CRDs of the bundles of new updates are read, from
 // NEW's files. Updates whose bundles carry no objects cannot be compared,
 // and are not reported: a catalog of olm.csv.metadata bundles would get a
 // warning for every new bundle.

@@ -43,10 +43,9 @@ one is broken:
     (between the same two bundles, with the same images), a CRD change OLM v1's
     CRD upgrade-safety preflight or OLM v0 refuses (a scope change, a
     stored version removed, a field removed or newly required, an enum
-    narrowed, a default changed, ...); a warning when OLM v0 refuses it
-    only if existing custom resources break it, or for a served version
-    removed. Only bundles whose catalog entries carry their objects
-    (olm.bundle.object) can be compared.
+    narrowed, a default changed, ...); a warning for a change neither OLM
+    refuses (a served version removed). Only bundles whose catalog entries
+    carry their objects (olm.bundle.object) can be compared.
 
 Exit codes: 0 when the check passes (or without --check), 1 when it finds a
 violation, 2 when a catalog cannot be read or is invalid.`,
