@@ -85,9 +85,7 @@ func NewChecker() (*Checker, error) {
 // Compare returns the incompatible changes from the CRDs of the old bundle
 // to those of the new one, sorted. A CRD is compared with the CRD of the
 // same name in old; a CRD that old does not have, or that new no longer
-// carries, is not a change OLM refuses (a CRD left out of the new bundle
-// stays on the cluster with OLM v0; OLM v1 removes it, and its custom
-// resources with it, without asking).
+// carries, is not a change either OLM's check refuses.
 func (c *Checker) Compare(old, new []CRD) []Change {
 	var out []Change
 	for _, n := range new {
