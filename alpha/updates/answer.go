@@ -266,20 +266,24 @@ func (a *Answer) WriteText(w io.Writer) error {
 }
 
 // writeCRDs lists the steps whose CRDs change incompatibly, each change on
-// a line, and with unknown, the steps whose CRDs could not be compared.
+// a line, and with unknown, how many steps' CRDs could not be compared.
 func writeCRDs(b *strings.Builder, path []StepRef, unknown bool) {
 	var lines []string
+	n := 0
 	for _, st := range path {
 		switch {
 		case st.CRDs == nil:
-		case st.CRDs.Unknown != "" && unknown:
-			lines = append(lines, fmt.Sprintf("  %s -> %s: %s", st.From, st.To.Name, st.CRDs.Summary()))
+		case st.CRDs.Unknown != "":
+			n++
 		case len(st.CRDs.Changes) > 0:
 			lines = append(lines, fmt.Sprintf("  %s -> %s: %s", st.From, st.To.Name, st.CRDs.Summary()))
 			for _, c := range st.CRDs.Changes {
 				lines = append(lines, "    "+c.String())
 			}
 		}
+	}
+	if unknown && n > 0 {
+		lines = append(lines, fmt.Sprintf("  %d step(s) not compared: a bundle carries no objects (olm.bundle.object) or is not in the catalog", n))
 	}
 	if len(lines) > 0 {
 		b.WriteString("crds:\n")

@@ -150,6 +150,11 @@ func TestCRDUpgradeSafety(t *testing.T) {
 	if c := a.Path[1].CRDs; c == nil || len(c.Changes) != 3 || !c.Refused() {
 		t.Errorf("step 2: %+v", c)
 	}
+	// A catalog whose bundles carry no objects: not compared, said once.
+	code, out, _ = run(t, "alpha", "query", "updates", filepath.Join(goldenRoot, "updates"), "-p", "etcd", "--from", "etcdoperator.v0.9.1")
+	if code != 0 || !strings.HasSuffix(out, "\ncrds:\n  2 step(s) not compared: a bundle carries no objects (olm.bundle.object) or is not in the catalog\n") {
+		t.Errorf("no objects: exit %d\n%s", code, out)
+	}
 	code, out, _ = run(t, "alpha", "query", "updates", new, "-p", "cron", "--all")
 	if code != 0 || !strings.Contains(out, "REACHES HEAD\n") || !strings.HasSuffix(out, "crds:\n  cron.v2 -> cron.v3: 3 incompatible CRD changes: OLM v0 and v1 refuse it\n"+
 		`    CRD crontabs.stable.example.com: scope: scope changed : "Namespaced" -> "Cluster" (OLM v0 and v1 refuse it)`+"\n"+
