@@ -159,20 +159,3 @@ func (ix *Index) Compare(c *Checker, pkg, from, to string) Result {
 	}
 	return Result{Changes: c.Compare(ob.CRDs, nb.CRDs)}
 }
-
-// Fingerprint identifies a bundle's CRDs, so that an update between the
-// same two bundles in two catalogs can be told to carry the same CRDs:
-// their digests in name order, or "" when the index does not know them.
-func (ix *Index) Fingerprint(pkg, name string) string {
-	b, ok := ix.Bundle(pkg, name)
-	if !ok || !b.Objects {
-		return ""
-	}
-	parts := make([]string, 0, len(b.CRDs)+1)
-	parts = append(parts, "objects")
-	for _, c := range b.CRDs {
-		parts = append(parts, fmt.Sprintf("%s=%x", c.Name, c.Digest[:8]))
-	}
-	slices.Sort(parts[1:])
-	return strings.Join(parts, ",")
-}

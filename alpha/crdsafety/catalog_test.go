@@ -191,13 +191,6 @@ func TestLoadIndexCompare(t *testing.T) {
 	if res := ix.Compare(c, "cron", "cron.v1", "cron.v1"); res.Unknown != "" || len(res.Changes) != 0 || res.Summary() != "" {
 		t.Errorf("v1 -> v1: %+v", res)
 	}
-
-	if a, b := ix.Fingerprint("cron", "cron.v1"), ix.Fingerprint("cron", "cron.v2"); a == b || !strings.HasPrefix(a, "objects,crontabs.stable.example.com=") {
-		t.Errorf("fingerprints %q %q", a, b)
-	}
-	if f := ix.Fingerprint("cron", "cron.v3"); f != "" {
-		t.Errorf("fingerprint of a bundle without objects: %q", f)
-	}
 }
 
 func TestLoadIndexErrors(t *testing.T) {
