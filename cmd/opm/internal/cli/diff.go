@@ -41,7 +41,14 @@ one is broken:
   - no-single-chain, no-installable-entry: a channel of NEW that OLM cannot
     order, or whose every entry has the olm.deprecated property;
   - default-channel (a warning, not a failure): the default channel
-    changes.
+    changes;
+  - crd-upgrade: on an update OLM v0 takes in NEW that OLD did not take
+    (between the same two bundles, with the same images), a CRD change OLM
+    v1's CRD upgrade-safety preflight or OLM v0 refuses (a scope change, a
+    stored version removed, a field removed or newly required, an enum
+    narrowed, a default changed, ...); a warning for a change neither OLM
+    refuses (a served version removed). Only bundles whose catalog entries
+    carry their objects (olm.bundle.object) can be compared.
 The violations come first, then the warnings, then "N violations, M
 warnings". Bundles that were already stranded in OLD are warnings; for a
 package the change does not touch, they fold into one line (-o json lists
@@ -59,10 +66,24 @@ violation, 2 when a catalog cannot be read or is invalid.`,
 			res := &action.Resolver{ImageOptions: g.imageOptions(cacheDir), MaxFileSize: g.maxFileSize.limit(),
 				Allowed: action.RefCatalogDir | action.RefCatalogImage}
 			var models [2]model.Model
+			var newCat *action.OpenCatalog // NEW's files, for the CRDs of --check
+			defer func() {
+				if newCat != nil {
+					newCat.Close()
+				}
+			}()
 			var eg errgroup.Group
 			for i, ref := range args {
 				eg.Go(func() error {
-					m, err := action.LoadModel(cmd.Context(), res, ref, g.maxFileSize.limit())
+					var m model.Model
+					var err error
+					if check && i == 1 {
+						if newCat, err = action.OpenModel(cmd.Context(), res, ref, g.maxFileSize.limit()); err == nil {
+							m = newCat.Model
+						}
+					} else {
+						m, err = action.LoadModel(cmd.Context(), res, ref, g.maxFileSize.limit())
+					}
 					if err != nil {
 						return fmt.Errorf("%s: %w", ref, err)
 					}
@@ -79,6 +100,11 @@ violation, 2 when a catalog cannot be read or is invalid.`,
 			}
 			if check {
 				rep.Violations = updates.Check(models[0], models[1])
+				vs, err := action.CheckCRDUpgrades(cmd.Context(), models[0], newCat)
+				if err != nil {
+					return &ExitError{Code: 2, Err: err}
+				}
+				rep.Violations = append(rep.Violations, vs...)
 				if rep.Violations == nil {
 					rep.Violations = []updates.Violation{}
 				}
