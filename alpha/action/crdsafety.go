@@ -13,6 +13,7 @@ import (
 
 	"github.com/fastopm/fastopm/alpha/crdsafety"
 	"github.com/fastopm/fastopm/alpha/declcfg"
+	"github.com/fastopm/fastopm/alpha/install"
 	"github.com/fastopm/fastopm/alpha/model"
 	"github.com/fastopm/fastopm/alpha/updates"
 )
@@ -20,26 +21,70 @@ import (
 // OpenCatalog is a catalog's model, with its files still at hand to read
 // more of them (the CRDs of its bundles). Close releases them.
 type OpenCatalog struct {
-	Model       model.Model
+	Model model.Model
+	// Install is the catalog as alpha/install's resolver reads it, when
+	// OpenInstallModel opened it.
+	Install     *install.Catalog
 	FS          fs.FS
 	maxFileSize int64
-	close       func() error
+	// locs are where the bundles are in FS, for CRDs.
+	locs  *crdsafety.Locations
+	close func() error
 }
 
-// OpenModel is LoadModel, keeping the catalog's files until Close.
+// OpenModel is LoadModel, keeping the catalog's files until Close; the
+// same pass notes where its bundles are, so that CRDs reads only those it
+// is asked for.
 func OpenModel(ctx context.Context, sources SourceResolver, ref string, maxFileSize int64) (*OpenCatalog, error) {
+	return openCatalog(ctx, sources, ref, "", maxFileSize, true)
+}
+
+// OpenInstallModel is OpenModel, reading in the same pass what
+// alpha/install's resolver needs of the bundles: Install is the catalog,
+// named name (a CatalogSource's name, which its answers give). Without
+// crds, CRDs reads nothing: only the new catalog of a diff needs them.
+func OpenInstallModel(ctx context.Context, sources SourceResolver, ref, name string, maxFileSize int64, crds bool) (*OpenCatalog, error) {
+	if name == "" {
+		return nil, fmt.Errorf("%s: a catalog for the resolver needs a name", ref)
+	}
+	return openCatalog(ctx, sources, ref, name, maxFileSize, crds)
+}
+
+// openCatalog reads the catalog once: the model (with upstream's rules),
+// with locate, where its bundles are, and with a name, the resolver's
+// view of it.
+func openCatalog(ctx context.Context, sources SourceResolver, ref, name string, maxFileSize int64, locate bool) (*OpenCatalog, error) {
 	src, err := sources.Resolve(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
-	c := &OpenCatalog{FS: src.FS, maxFileSize: maxFileSize, close: src.Close}
+	c := &OpenCatalog{FS: src.FS, maxFileSize: maxFileSize, locs: crdsafety.NewLocations(), close: src.Close}
 	if src.FS == nil {
 		c.Close()
 		return nil, fmt.Errorf("%s is not a catalog", ref)
 	}
-	res, err := Validate{FS: src.FS, SkipSchema: true, MaxFileSize: maxFileSize}.Run(ctx)
+	var collector *install.Collector
+	if name != "" {
+		collector = install.NewCollector()
+	}
+	var visit func(*declcfg.Blob)
+	switch {
+	case locate && collector != nil:
+		visit = func(b *declcfg.Blob) {
+			c.locs.Add(b)
+			collector.AddBlob(b)
+		}
+	case locate:
+		visit = c.locs.Add
+	case collector != nil:
+		visit = collector.AddBlob
+	}
+	res, err := Validate{FS: src.FS, SkipSchema: true, MaxFileSize: maxFileSize, Visit: visit}.Run(ctx)
 	if err == nil {
 		err = res.Err()
+	}
+	if err == nil && collector != nil {
+		c.Install, err = install.NewCatalog(name, 0, res.Model, collector)
 	}
 	if err != nil {
 		c.Close()
@@ -60,9 +105,9 @@ func (c *OpenCatalog) Close() error {
 }
 
 // CRDs reads the CRDs of the catalog's bundles for which keep (nil: all)
-// reports true.
+// reports true: only those bundles' blobs are read again.
 func (c *OpenCatalog) CRDs(ctx context.Context, keep func(pkg, name string) bool) (*crdsafety.Index, error) {
-	return crdsafety.LoadIndex(ctx, c.FS, keep, declcfg.WithMaxFileSize(c.maxFileSize))
+	return c.locs.LoadIndex(ctx, c.FS, keep, declcfg.WithMaxFileSize(c.maxFileSize))
 }
 
 // CompareCRDs returns the comparison of the CRDs of two bundles of ix,
