@@ -49,3 +49,28 @@ func BenchmarkCRDIndexLarge(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDiffCheckLarge is `opm alpha diff L L --check` on the large
+// benchmark catalog: both catalogs read once each (model, the resolver's
+// view, where the bundles are), then every rule.
+func BenchmarkDiffCheckLarge(b *testing.B) {
+	dir := benchCatalog(b, "OPM_BENCH_CATALOG", "/tmp/bench-large")
+	for b.Loop() {
+		if _, err := (DiffCatalogs{Sources: &Resolver{Allowed: RefCatalogDir}, Old: dir, New: dir, Check: true}).Run(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDiffCheckLargeOnePackage is `opm alpha diff --check` from the
+// large benchmark catalog without one package (OPM_BENCH_OLD: a copy of
+// it with one package's directory removed) to the catalog.
+func BenchmarkDiffCheckLargeOnePackage(b *testing.B) {
+	dir := benchCatalog(b, "OPM_BENCH_CATALOG", "/tmp/bench-large")
+	old := benchCatalog(b, "OPM_BENCH_OLD", "")
+	for b.Loop() {
+		if _, err := (DiffCatalogs{Sources: &Resolver{Allowed: RefCatalogDir}, Old: old, New: dir, Check: true}).Run(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
