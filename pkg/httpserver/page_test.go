@@ -55,6 +55,17 @@ func pageCatalog(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
+	// cron: an update whose CRD changes scope (crds_test.go).
+	data, err := os.ReadFile(filepath.Join(writeCron(t), "catalog.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "cron"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cron", "catalog.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	return dir
 }
 
@@ -83,7 +94,12 @@ func TestPage(t *testing.T) {
 	var upd struct {
 		Head struct{ Name string }
 		Next struct{ To struct{ Name string } }
-		Path []any
+		Path []struct {
+			CRDs *struct {
+				Unknown string
+				Changes []any
+			}
+		}
 	}
 	getJSONInto(t, ts.URL+"/api/v1/updates?"+url.Values{"package": {"etcd"}, "from": {"0.9.0"}}.Encode(), &upd)
 	if upd.Next.To.Name == "" || len(upd.Path) == 0 {
@@ -143,13 +159,13 @@ func TestPage(t *testing.T) {
 
 	for i, base := range []string{ts.URL + "/", ts.URL + "/catalogs/page-test/"} {
 		do(chromedp.Navigate(base))
-		wait(`document.querySelectorAll('#results li a').length === 3`)
+		wait(`document.querySelectorAll('#results li a').length === 4`)
 		// Violations of the Content-Security-Policy from now on.
 		eval(`window.cspViolations = []; document.addEventListener('securitypolicyviolation', e => window.cspViolations.push(e.violatedDirective + ' ' + e.blockedURI)); true`)
 		if got := text("#catalog-name"); got != "page-test" {
 			t.Errorf("%s: catalog name %q", base, got)
 		}
-		if got := text("#results-count"); !strings.Contains(got, "3 of 3") {
+		if got := text("#results-count"); !strings.Contains(got, "4 of 4") {
 			t.Errorf("%s: results count %q", base, got)
 		}
 
@@ -203,19 +219,65 @@ func TestPage(t *testing.T) {
 		if n := eval(`document.querySelectorAll('#updates-path tbody tr').length`); n != float64(len(upd.Path)) {
 			t.Errorf("%v path rows, the API gives %d steps", n, len(upd.Path))
 		}
+		// Each step's CRDs, as the API compares them (etcd's bundles
+		// carry no objects: not compared).
+		var wantCRDs []string
+		for _, st := range upd.Path {
+			switch {
+			case st.CRDs == nil:
+				wantCRDs = append(wantCRDs, "")
+			case st.CRDs.Unknown != "":
+				wantCRDs = append(wantCRDs, "muted crds-unknown")
+			case len(st.CRDs.Changes) == 0:
+				wantCRDs = append(wantCRDs, "ok crds-ok")
+			default:
+				wantCRDs = append(wantCRDs, "crds-changes")
+			}
+		}
+		if got := eval(`[...document.querySelectorAll('#updates-path tbody tr')].map(tr => tr.cells[5].className).join(',')`); got != strings.Join(wantCRDs, ",") {
+			t.Errorf("the CRDs column: %v, want %s", got, strings.Join(wantCRDs, ","))
+		}
 		if i == 0 {
 			do(chromedp.ScrollIntoView("#updates-form"))
 			shoot("serve-http-updates.png")
 		}
 
-		// What a new Subscription installs, on etcd: its head.
-		do(chromedp.Click("#install-submit"))
-		wait(`document.querySelector('#install-summary') !== null`)
-		if got := text("#install-summary"); !strings.Contains(got, "installs 1 bundle: "+upd.Head.Name) {
-			t.Errorf("install summary %q, head %s", got, upd.Head.Name)
+		// What a new Subscription installs, on etcd: its head, shown
+		// as the package opened; asked again with the button. The OLM v1
+		// line is a place kept for it, hidden.
+		for _, ask := range []bool{false, true} {
+			if ask {
+				eval(`document.querySelector('#install-result').replaceChildren(); true`)
+				do(chromedp.Click("#install-submit"))
+			}
+			wait(`document.querySelector('#install-summary') !== null`)
+			if got := text("#install-summary"); !strings.Contains(got, "installs 1 bundle: "+upd.Head.Name) {
+				t.Errorf("install summary %q, head %s", got, upd.Head.Name)
+			}
+			if n := eval(`document.querySelectorAll('#install-tree li').length`); n != float64(1) {
+				t.Errorf("%v bundles in the install tree, want 1", n)
+			}
 		}
-		if n := eval(`document.querySelectorAll('#install-tree li').length`); n != float64(1) {
-			t.Errorf("%v bundles in the install tree, want 1", n)
+		if h := eval(`document.querySelector('#install-olmv1').hidden`); h != true {
+			t.Error("the OLM v1 line is shown, with nothing to say")
+		}
+
+		// A step OLM refuses: cron.v1 -> cron.v2 changes its CRD's scope;
+		// cron.v3 carries no objects.
+		do(chromedp.Navigate(base + "#pkg=cron"))
+		wait(`document.querySelector('#package-name').textContent === 'cron' && document.querySelector('#updates-from').value === 'cron.v1'`)
+		do(chromedp.Click("#updates-submit"))
+		wait(`document.querySelector('#updates-verdict') !== null && document.querySelectorAll('#updates-path tbody tr').length === 2`)
+		if got := eval(`[...document.querySelectorAll('#updates-path tbody tr')].map(tr => tr.cells[5].className).join(',')`); got != "crds-changes,muted crds-unknown" {
+			t.Errorf("cron's CRDs column: %v", got)
+		}
+		do(chromedp.Click("#updates-path td.crds-changes summary"))
+		if got := text("#updates-path td.crds-changes"); !strings.Contains(got, "1 incompatible change") || !strings.Contains(got, "crontabs.stable.example.com") ||
+			!strings.Contains(got, "scope") || !strings.Contains(got, "refuse") {
+			t.Errorf("cron's refused step: %q", got)
+		}
+		if got := text("#updates-crds"); !strings.HasPrefix(got, "1 step of this path changes a CRD") {
+			t.Errorf("cron's CRD warning %q", got)
 		}
 
 		// Deprecations, and a package that does not exist.

@@ -266,14 +266,14 @@ func TestIDsDocumented(t *testing.T) {
 	}
 	comment := page[:end]
 	documented := map[string]bool{}
-	for _, m := range regexp.MustCompile(`#([a-z][a-z-]*)\b`).FindAllStringSubmatch(comment, -1) {
+	for _, m := range regexp.MustCompile(`#([a-z][a-z0-9-]*)\b`).FindAllStringSubmatch(comment, -1) {
 		documented[m[1]] = true
 	}
 	inPage := map[string]bool{}
 	for _, m := range regexp.MustCompile(`\sid="([^"]+)"`).FindAllStringSubmatch(page[end:], -1) {
 		inPage[m[1]] = true
 	}
-	for _, id := range []string{"search", "results", "results-count", "package", "channels", "bundles", "graph", "graph-channel", "graph-img", "updates-form", "updates-from", "updates-channel", "updates-version", "updates-result", "install-form", "install-channel", "install-result",
+	for _, id := range []string{"search", "results", "results-count", "package", "channels", "bundles", "graph", "graph-channel", "graph-img", "updates-form", "updates-from", "updates-channel", "updates-version", "updates-result", "install-form", "install-channel", "install-result", "install-olmv1", "updates-crds",
 		"filters", "filters-clear", "browse", "package-title", "package-name", "view", "overview", "description", "facts", "crds"} {
 		if !documented[id] {
 			t.Errorf("id %q is not listed at the top of index.html", id)

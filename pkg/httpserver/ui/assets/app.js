@@ -713,7 +713,13 @@
     showStatus("package", "");
     if (prev && prev.bundle && samePkg) renderOverview(p.operator, p);
     if (samePkg && (prev.channel || prev.bundle)) {
-      for (const id of ["updates-channel", "install-channel"]) $(id).value = p.defaultChannel || "";
+      for (const id of ["updates-channel", "install-channel"]) {
+        const s = $(id);
+        if (s.value !== (p.defaultChannel || "")) {
+          s.value = p.defaultChannel || "";
+          s.dispatchEvent(new Event("change"));
+        }
+      }
       openChannel(p.defaultChannel);
     }
     document.title = title + " \u00b7 " + ($("catalog-name").textContent || "catalog");
@@ -952,13 +958,20 @@
           to,
           cell(s.to ? s.to.version : ""),
           cell((s.edges || []).join(", ")),
+          stepCRDs(s.crds),
           cell(others, "mono")));
       });
       out.append(el("div", { class: "scroll-x" }, el("table", { id: "updates-path", class: "grid" },
         el("thead", null, el("tr", null,
           el("th", null, "#"), el("th", null, "From"), el("th", null, "To"), el("th", null, "Version"),
-          el("th", null, "Edges"), el("th", null, "Other candidates"))),
+          el("th", null, "Edges"), el("th", null, "CRDs"), el("th", null, "Other candidates"))),
         tbody)));
+    }
+
+    const refused = path.filter((s) => s.crds && (s.crds.changes || []).some((c) => c.olmV0 === "refuses" || c.olmV1 === "refuses")).length;
+    if (refused) {
+      out.append(el("p", { id: "updates-crds", class: "warn-text" },
+        plural(refused, "step") + " of this path " + (refused === 1 ? "changes" : "change") + " a CRD in a way OLM refuses (the CRDs column says which and how)."));
     }
 
     if (a.reachesHead) {
@@ -970,22 +983,57 @@
     }
   }
 
+  // who says in words which OLM refuses a CRD change (alpha/crdsafety's
+  // Change.Who).
+  function who(c) {
+    const v0 = c.olmV0 || "", v1 = c.olmV1 || "";
+    if (v0 === "refuses" && v1 === "refuses") return "OLM v0 and v1 refuse it";
+    if (v1 === "refuses" && v0 === "refuses-if-resources-break") return "OLM v1 refuses it; OLM v0 refuses it if an existing resource breaks it";
+    if (v1 === "refuses") return "OLM v1 refuses it";
+    if (v0 === "refuses") return "OLM v0 refuses it";
+    if (v0 === "refuses-if-resources-break") return "OLM v0 refuses it if an existing resource breaks it";
+    return "neither OLM refuses it";
+  }
+
+  // stepCRDs is the CRDs cell of a step of the upgrade path: the changes
+  // of its CRDs OLM refuses (docs/crd-safety.md), "compatible" when the
+  // two bundles' CRDs were compared and none is, or why they were not.
+  function stepCRDs(r) {
+    if (!r) return cell("");
+    if (r.unknown) return el("td", { class: "muted crds-unknown", title: r.unknown }, "not compared");
+    const changes = r.changes || [];
+    if (!changes.length) return el("td", { class: "ok crds-ok" }, "compatible");
+    const ul = el("ul", { class: "plain-list" });
+    for (const c of changes) {
+      ul.append(el("li", null, el("code", null, c.crd + (c.version ? " " + c.version : "") + (c.field ? " " + c.field : "")),
+        " " + c.check + ": " + c.message + " (" + who(c) + ")"));
+    }
+    return el("td", { class: "crds-changes" }, el("details", null,
+      el("summary", { class: "error" }, plural(changes.length, "incompatible change")), ul));
+  }
+
   // ---- What a new Subscription installs ---------------------------------
 
+  // The answer for the default channel is asked as the package opens (and
+  // for a channel as its view opens), so that the page shows what gets
+  // installed beside the upgrade question; the form asks again.
   function setupInstall(p) {
     channelOptions($("install-channel"), p, false);
     clear($("install-result"));
+    askInstall();
   }
 
   let instSeq = 0;
 
   async function askInstall(ev) {
-    ev.preventDefault();
+    if (ev) ev.preventDefault();
     if (!currentPkg) return;
     const out = $("install-result");
     clear(out);
+    const channel = $("install-channel").value;
+    showOLMv1(currentPkg, channel);
     const url = "api/v1/install?package=" + encodeURIComponent(currentPkg.name) +
-      "&channel=" + encodeURIComponent($("install-channel").value);
+      "&channel=" + encodeURIComponent(channel);
     const seq = ++instSeq;
     out.append(el("p", { class: "muted" }, "Resolving\u2026"));
     let a;
@@ -1000,6 +1048,17 @@
     if (seq !== instSeq) return;
     clear(out);
     renderInstall(out, a);
+  }
+
+  // showOLMv1 is the place of the package page's "OLM v1" line (issue 20
+  // §3): what a ClusterExtension of this package and channel resolves to
+  // under OLM v1, beside OLM v0's answer. The olmv1 branch fills
+  // #install-olmv1 here from api/v1/olmv1/resolve?package=P&channel=C (an
+  // API URL ui_test.go must then allow); until then the line stays hidden.
+  function showOLMv1(p, channel) {
+    const line = $("install-olmv1");
+    clear(line);
+    line.hidden = true;
   }
 
   function installText(b) {
@@ -1110,7 +1169,7 @@
       if ($("updates-from").value) $("updates-version").value = "";
     });
     $("updates-form").addEventListener("submit", askUpdates);
-    $("install-channel").addEventListener("change", () => clear($("install-result")));
+    $("install-channel").addEventListener("change", () => askInstall());
     $("install-form").addEventListener("submit", askInstall);
     window.addEventListener("hashchange", route);
     loadList();
