@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -217,8 +219,7 @@ type listAnswer struct {
 // the JSON answers, the Markdown description is checked to be rendered
 // and neutralised, a CRD's example shown, deep links with back and
 // forward and in a new tab, the keyboard path, a phone-width window, and
-// no Content-Security-Policy violation. With OPM_PAGE_SCREENSHOTS=DIR it
-// saves screenshots of this catalog there.
+// no Content-Security-Policy violation.
 func TestPageCatalog(t *testing.T) {
 	exe := chromium(t)
 	dir := largeCatalog(t, 600)
@@ -227,7 +228,21 @@ func TestPageCatalog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(hs.Handler())
+	// The requests answered 304 Not Modified: a reload revalidates.
+	var (
+		mu          sync.Mutex
+		notModified []string
+	)
+	h := hs.Handler()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &statusRecorder{ResponseWriter: w}
+		h.ServeHTTP(rec, r)
+		if rec.code == http.StatusNotModified {
+			mu.Lock()
+			notModified = append(notModified, r.URL.Path)
+			mu.Unlock()
+		}
+	}))
 	defer ts.Close()
 	api := func(query url.Values) listAnswer {
 		t.Helper()
@@ -333,6 +348,11 @@ func TestPageCatalog(t *testing.T) {
 	if got := b.eval(`document.querySelectorAll('#filters input:checked').length`); got != float64(2) {
 		t.Errorf("after a reload, %v filters are checked, want 2", got)
 	}
+	mu.Lock()
+	if !slices.Contains(notModified, "/catalogs/large/api/v1/packages") {
+		t.Errorf("after a reload, the package list was sent again: the 304s were %v", notModified)
+	}
+	mu.Unlock()
 	b.do(chromedp.Click(chromedp.CSS(`#filters-clear`)))
 	b.wait(`document.querySelectorAll('#results li a.tile').length === 601 && location.hash === ''`)
 
@@ -471,11 +491,23 @@ func TestPageCatalog(t *testing.T) {
 	if open := b.eval(`document.querySelector('#filters-box').open`); open != false {
 		t.Error("at a phone's width the filters start folded")
 	}
-	if shots := os.Getenv("OPM_PAGE_SCREENSHOTS"); shots != "" {
-		b.shoot(filepath.Join(shots, "serve-http-phone.png"))
-	}
 	b.checkCSP()
 }
+
+// statusRecorder keeps the status of an answer.
+type statusRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if r.code == 0 {
+		r.code = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // slashKey presses "/" as a keyboard does: one keyDown that carries its
 // text (chromedp's KeyEvent sends the character as an event of its own,
@@ -601,7 +633,10 @@ func (b *browser) shoot(file string) {
 
 // TestPageScreenshots saves the pictures of docs/serve-http.md from a real
 // catalog: OPM_PAGE_SCREENSHOTS=DIR OPM_PAGE_CATALOG=CATALOG, and
-// OPM_PAGE_PACKAGE=NAME for the package page (default: the first tile).
+// OPM_PAGE_PACKAGE=NAME for the package page (default: the first tile):
+// the front page, the package page, its custom resources, its questions
+// (upgrade path and what gets installed) and the package at a phone's
+// width.
 // It skips, saying so, without them.
 func TestPageScreenshots(t *testing.T) {
 	shots, catalog := os.Getenv("OPM_PAGE_SCREENSHOTS"), os.Getenv("OPM_PAGE_CATALOG")
@@ -630,4 +665,18 @@ func TestPageScreenshots(t *testing.T) {
 	b.do(chromedp.Click(chromedp.CSS(`#crds details.crd > summary`)))
 	b.eval(`document.querySelector('#crds-section').scrollIntoView(); true`)
 	b.shoot(filepath.Join(shots, "serve-http-crds.png"))
+	// The questions: what a new Subscription installs (asked as the
+	// package opened), and the upgrade path from the default channel's
+	// third entry.
+	b.eval(`const s = document.querySelector('#updates-from'); s.selectedIndex = Math.min(3, s.options.length - 1); true`)
+	b.do(chromedp.Click(chromedp.CSS(`#updates-submit`)))
+	b.wait(`document.querySelector('#updates-verdict') !== null && document.querySelector('#install-summary') !== null`)
+	b.eval(`document.querySelector('#install-section').scrollIntoView(); document.activeElement.blur(); true`)
+	b.shoot(filepath.Join(shots, "serve-http-questions.png"))
+	// A phone's width.
+	b.do(chromedp.EmulateViewport(390, 844))
+	b.do(chromedp.Reload())
+	b.wait(`!document.querySelector('#package').hidden && document.querySelector('#description').childElementCount > 0`)
+	b.eval(`window.scrollTo(0, 0); document.activeElement.blur(); true`)
+	b.shoot(filepath.Join(shots, "serve-http-phone.png"))
 }

@@ -72,8 +72,8 @@ func pageCatalog(t *testing.T) string {
 // TestPage drives the web page in headless Chromium against the real
 // server: it searches, opens a package, checks what is shown against the
 // JSON answers, draws the graph and asks an upgrade path, at the root and
-// under /catalogs/NAME/. With OPM_PAGE_SCREENSHOTS=DIR it saves the two
-// pictures of docs/serve-http.md there.
+// under /catalogs/NAME/. (The pictures of docs/serve-http.md are
+// TestPageScreenshots'.)
 func TestPage(t *testing.T) {
 	exe := chromium(t)
 	testutil.UseGraphviz(t)
@@ -143,21 +143,7 @@ func TestPage(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	shots := os.Getenv("OPM_PAGE_SCREENSHOTS")
-	shoot := func(name string) {
-		if shots == "" {
-			return
-		}
-		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(shots, name), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-
-	for i, base := range []string{ts.URL + "/", ts.URL + "/catalogs/page-test/"} {
+	for _, base := range []string{ts.URL + "/", ts.URL + "/catalogs/page-test/"} {
 		do(chromedp.Navigate(base))
 		wait(`document.querySelectorAll('#results li a').length === 4`)
 		// Violations of the Content-Security-Policy from now on.
@@ -192,10 +178,6 @@ func TestPage(t *testing.T) {
 		}
 		if d := eval(`document.querySelector("#description script, #description [onerror], #description img") === null`); d != true {
 			t.Error("the description holds a script, an image or an event handler: it must be sanitized")
-		}
-		if i == 0 {
-			do(chromedp.ScrollIntoView("#package"))
-			shoot("serve-http-package.png")
 		}
 
 		// The graph, drawn when its section is opened.
@@ -236,10 +218,6 @@ func TestPage(t *testing.T) {
 		}
 		if got := eval(`[...document.querySelectorAll('#updates-path tbody tr')].map(tr => tr.cells[5].className).join(',')`); got != strings.Join(wantCRDs, ",") {
 			t.Errorf("the CRDs column: %v, want %s", got, strings.Join(wantCRDs, ","))
-		}
-		if i == 0 {
-			do(chromedp.ScrollIntoView("#updates-form"))
-			shoot("serve-http-updates.png")
 		}
 
 		// What a new Subscription installs, on etcd: its head, shown
