@@ -325,6 +325,8 @@ func TestPageCatalog(t *testing.T) {
 	mode := "AllNamespaces"
 	b.do(chromedp.Click(chromedp.CSS(fmt.Sprintf(`#filters fieldset[data-facet=category] input[data-value=%q]`, cat))),
 		chromedp.Click(chromedp.CSS(fmt.Sprintf(`#filters fieldset[data-facet=installMode] input[data-value=%q]`, mode))))
+	b.wait(fmt.Sprintf(`document.querySelectorAll('#results li a.tile').length === %d && document.querySelectorAll('#filters input:checked').length === 2`,
+		api(url.Values{"category": {cat}, "installMode": {mode}}).Total))
 	b.setSearch("operator")
 	want := api(url.Values{"category": {cat}, "installMode": {mode}, "q": {"operator"}}).Total
 	b.wait(fmt.Sprintf(`document.querySelectorAll('#results li a.tile').length === %d && document.querySelector('#results-count').textContent.includes('with the filters')`, want))
