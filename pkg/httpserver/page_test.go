@@ -155,6 +155,11 @@ func TestPage(t *testing.T) {
 			t.Errorf("%s: results count %q", base, got)
 		}
 
+		// A deprecated package is marked on its tile.
+		if got := eval(`[...document.querySelectorAll('#results li.deprecated a.tile')].map(a => a.dataset.name + ': ' + a.querySelector('.badge.warn').textContent).join()`); got != "test-package: deprecated" {
+			t.Errorf("%s: deprecated tiles %v", base, got)
+		}
+
 		// Search, then open the package found.
 		do(chromedp.SendKeys("#search", "desched"))
 		wait(`document.querySelectorAll('#results li a').length === 1 && document.querySelector('#results-count').textContent.includes('matching')`)
