@@ -96,7 +96,7 @@ func TestPage(t *testing.T) {
 	defer cancel()
 	ctx, cancel := chromedp.NewContext(actx, chromedp.WithLogf(func(string, ...any) {}), chromedp.WithErrorf(func(string, ...any) {}))
 	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
+	ctx, cancel = context.WithTimeout(ctx, 5*time.Minute) // hang guards, here and in wait
 	defer cancel()
 
 	text := func(sel string) string {
@@ -117,7 +117,7 @@ func TestPage(t *testing.T) {
 	}
 	wait := func(expr string) {
 		t.Helper()
-		if _, err := chromedp.Run(ctx, chromedp.Poll[any](expr, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		if _, err := chromedp.Run(ctx, chromedp.Poll[any](expr, chromedp.WithPollingTimeout(2*time.Minute))); err != nil {
 			t.Fatalf("waiting for %s: %v", expr, err)
 		}
 	}
@@ -153,9 +153,11 @@ func TestPage(t *testing.T) {
 			t.Errorf("%s: results count %q", base, got)
 		}
 
-		// Search, then open the package found.
+		// Search, then open the package found. The list is drawn again
+		// for each pause in the typing (a debounce): wait for the one of
+		// the whole word, the last, or the link clicked may be replaced.
 		do(chromedp.SendKeys("#search", "desched"))
-		wait(`document.querySelectorAll('#results li a').length === 1 && document.querySelector('#results-count').textContent.includes('matching')`)
+		wait(`document.querySelectorAll('#results li a').length === 1 && document.querySelector('#results-count').textContent.includes('matching \u201cdesched\u201d')`)
 		do(chromedp.Click("#results li a"))
 		wait(`document.querySelector('#package-name').textContent === 'cluster-kube-descheduler-operator'`)
 		if h := eval(`location.hash`); h != "#pkg=cluster-kube-descheduler-operator" {
