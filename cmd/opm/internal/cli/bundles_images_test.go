@@ -301,7 +301,7 @@ func TestGenerateImageCmd(t *testing.T) {
 	}
 	g := &globalOptions{}
 	newCmd := func(s Streams) *cobra.Command { return newGenerateImageCmd(s, g, stub) }
-	const catalog = goldenRoot + "/catalogs/kube-descheduler-v4.12"
+	const catalog = exampleCatalog // the flags are tested; alpha/action builds a real catalog
 
 	first, stderr, err := execute(t, newCmd, catalog, "--base-image", baseRef, "--tag", host+"/catalog:v1", "-l", "team=olm")
 	if err != nil {
