@@ -17,7 +17,7 @@ SHARED        ?= ../shared
 BENCH_DIR     ?= /tmp/bench-large
 BENCH8_DIR    ?= /tmp/bench-8
 SHAPES_DIR    ?= /tmp/fastopm-shapes
-SHAPES        := channels chain shared-bundle custom custom-large
+SHAPES        := channels chain shared-bundle custom custom-large deep skips skiprange
 BENCH_RUNS    ?= 5
 
 .PHONY: all build test test-corpus test-shared verify fmt vet lint generate check-generated fuzz bench bench-catalog bench-shapes clean
@@ -91,14 +91,23 @@ bench: build bench-catalog
 		./alpha/action ./alpha/declcfg ./alpha/model ./pkg/schema
 	@$(MAKE) --no-print-directory bench-shapes
 
-## bench-shapes: validate and serve (cold, to SERVING) on catalogs of extreme shapes (internal/shapecat), plus their Go benchmarks; needs no ../shared
+## bench-shapes: validate, serve (cold, to SERVING), alpha filter, render-graph, query updates --all and diff --check on catalogs of extreme shapes (internal/shapecat), plus their Go benchmarks; needs no ../shared
 bench-shapes: build
 	@$(GO) run ./hack/shapecat -out $(SHAPES_DIR)
 	@for s in $(SHAPES); do \
 		$(GO) run ./hack/benchcmd -n 3 -name "validate $$s" -- $(BIN)/opm validate $(SHAPES_DIR)/$$s || exit 1; \
 		$(GO) run ./hack/benchserve -opm $(BIN)/opm -catalog $(SHAPES_DIR)/$$s -modes cold -runs 3 -load 0 || exit 1; \
+		$(GO) run ./hack/benchcmd -n 3 -name "alpha filter (full) $$s" -- $(BIN)/opm alpha filter $(SHAPES_DIR)/$$s --config hack/filter-full.yaml || exit 1; \
+		$(GO) run ./hack/benchcmd -n 3 -name "render-graph -o dot $$s" -- $(BIN)/opm alpha render-graph $(SHAPES_DIR)/$$s -o dot || exit 1; \
+		$(GO) run ./hack/benchcmd -n 3 -name "query updates --all $$s" -- $(BIN)/opm alpha query updates $(SHAPES_DIR)/$$s -p shape --all || exit 1; \
+		$(GO) run ./hack/benchcmd -n 3 -name "query updates --all -o json $$s" -- $(BIN)/opm alpha query updates $(SHAPES_DIR)/$$s -p shape --all -o json || exit 1; \
+		$(GO) run ./hack/benchcmd -n 3 -name "diff --check $$s (itself)" -- $(BIN)/opm alpha diff $(SHAPES_DIR)/$$s $(SHAPES_DIR)/$$s --check || exit 1; \
 	done
-	$(GO) test -run XXX -bench 'Shapes' -benchtime 3x ./alpha/action ./alpha/model ./pkg/schema ./pkg/cache
+	@# -o svg refuses the channels shape (10,000 channels, past the limit).
+	@for s in $(filter-out channels,$(SHAPES)); do \
+		$(GO) run ./hack/benchcmd -n 3 -name "render-graph -o svg $$s" -- $(BIN)/opm alpha render-graph $(SHAPES_DIR)/$$s -o svg || exit 1; \
+	done
+	$(GO) test -run XXX -bench 'Shapes' -benchtime 3x ./alpha/action ./alpha/model ./pkg/schema ./pkg/cache ./alpha/updates
 
 clean:
 	rm -rf $(BIN)

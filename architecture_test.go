@@ -20,13 +20,13 @@ const module = "github.com/fastopm/fastopm/"
 // never a higher one.
 var layers = [][]string{
 	// Leaves: no project imports but each other where listed.
-	{"pkg/api", "pkg/canonjson", "pkg/indexignore", "pkg/imageref", "pkg/scratch", "pkg/version", "pkg/csv", "pkg/httpserver/ui", "pkg/progress"},
+	{"pkg/api", "pkg/canonjson", "pkg/indexignore", "pkg/imageref", "pkg/scratch", "pkg/version", "pkg/csv", "pkg/httpserver/ui", "pkg/progress", "pkg/suggest"},
 	// The file-based catalog format.
 	{"alpha/property", "alpha/declcfg"},
 	// The upgrade graph and its rules.
-	{"alpha/model", "alpha/graph"},
+	{"alpha/model", "alpha/graph", "alpha/crdsafety"},
 	// Infrastructure over the format and the model.
-	{"pkg/schema", "pkg/bundle", "pkg/image", "pkg/catalogimage", "pkg/registry", "pkg/cache", "pkg/server", "alpha/updates", "pkg/configmap", "pkg/graphsvg"},
+	{"pkg/schema", "pkg/bundle", "pkg/image", "pkg/catalogimage", "pkg/registry", "pkg/cache", "pkg/server", "alpha/updates", "alpha/install", "pkg/configmap", "pkg/graphsvg"},
 	// The HTTP side of serve, over the snapshot, the graph and the updates.
 	{"pkg/httpserver"},
 	// The substitutes catalog template.
@@ -46,7 +46,7 @@ var sameLayer = map[string][]string{
 	"pkg/cache":             {"pkg/registry"},
 	"pkg/server":            {"pkg/cache", "pkg/registry"},
 	"alpha/action":          {"alpha/action/migrations"},
-	"alpha/template":        {"alpha/template/basic", "alpha/template/semver"},
+	"alpha/template":        {"alpha/template/basic", "alpha/template/semver", "alpha/template/internal/declcfg"},
 	"alpha/template/basic":  {"alpha/template/bundles", "alpha/template/internal/declcfg"},
 	"alpha/template/semver": {"alpha/template/bundles"},
 	"cmd/opm":               {"cmd/opm/internal/cli"},

@@ -1,118 +1,27 @@
 package action
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"io/fs"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing/fstest"
 
 	"github.com/blang/semver/v4"
-	"sigs.k8s.io/yaml"
 
 	"github.com/fastopm/fastopm/alpha/declcfg"
 	"github.com/fastopm/fastopm/alpha/model"
 	"github.com/fastopm/fastopm/alpha/updates"
+	"github.com/fastopm/fastopm/pkg/progress"
+	"github.com/fastopm/fastopm/pkg/suggest"
 )
-
-// FilterConfig says what `opm alpha filter` keeps. Its meaning follows
-// oc-mirror v2's operator filtering (its ImageSetConfiguration's
-// operators entry): without packages, every package; a package without
-// channels means its default channel; without versions, a channel keeps
-// only its head, unless Full.
-type FilterConfig struct {
-	// Schema, when set, must be "olm.filter.v1" (a marker for readers).
-	Schema string `json:"schema,omitempty"`
-	// Full keeps every bundle of the selected channels (within the
-	// version bounds) instead of heads only.
-	Full     bool            `json:"full,omitempty"`
-	Packages []FilterPackage `json:"packages,omitempty"`
-}
-
-// FilterPackage selects a package.
-type FilterPackage struct {
-	Name string `json:"name"`
-	// DefaultChannel replaces the package's default channel; required
-	// when the channels kept leave the default channel out.
-	DefaultChannel string `json:"defaultChannel,omitempty"`
-	// MinVersion and MaxVersion bound the default channel's bundles
-	// (inclusive); not allowed with Channels, which carry their own.
-	MinVersion string          `json:"minVersion,omitempty"`
-	MaxVersion string          `json:"maxVersion,omitempty"`
-	Channels   []FilterChannel `json:"channels,omitempty"`
-}
-
-// FilterChannel selects a channel, with optional inclusive bounds.
-type FilterChannel struct {
-	Name       string `json:"name"`
-	MinVersion string `json:"minVersion,omitempty"`
-	MaxVersion string `json:"maxVersion,omitempty"`
-}
-
-// ParseFilterConfig reads a filter configuration (YAML or JSON); unknown
-// fields are errors.
-func ParseFilterConfig(data []byte) (*FilterConfig, error) {
-	var c FilterConfig
-	if err := yaml.UnmarshalStrict(data, &c); err != nil {
-		return nil, err
-	}
-	if c.Schema != "" && c.Schema != "olm.filter.v1" {
-		return nil, fmt.Errorf("unknown schema %q: expected olm.filter.v1", c.Schema)
-	}
-	seen := map[string]bool{}
-	for i, p := range c.Packages {
-		if p.Name == "" {
-			return nil, fmt.Errorf("packages[%d]: name is required", i)
-		}
-		if seen[p.Name] {
-			return nil, fmt.Errorf("packages[%d]: package %q is listed twice", i, p.Name)
-		}
-		seen[p.Name] = true
-		if len(p.Channels) > 0 && (p.MinVersion != "" || p.MaxVersion != "") {
-			return nil, fmt.Errorf("package %q: minVersion and maxVersion go on each channel when channels are listed, not on the package", p.Name)
-		}
-		if err := checkBounds(p.MinVersion, p.MaxVersion); err != nil {
-			return nil, fmt.Errorf("package %q: %w", p.Name, err)
-		}
-		chSeen := map[string]bool{}
-		for j, ch := range p.Channels {
-			if ch.Name == "" {
-				return nil, fmt.Errorf("package %q: channels[%d]: name is required", p.Name, j)
-			}
-			if chSeen[ch.Name] {
-				return nil, fmt.Errorf("package %q: channel %q is listed twice", p.Name, ch.Name)
-			}
-			chSeen[ch.Name] = true
-			if err := checkBounds(ch.MinVersion, ch.MaxVersion); err != nil {
-				return nil, fmt.Errorf("package %q, channel %q: %w", p.Name, ch.Name, err)
-			}
-		}
-	}
-	return &c, nil
-}
-
-func checkBounds(lo, hi string) error {
-	var l, h semver.Version
-	var err error
-	if lo != "" {
-		if l, err = semver.ParseTolerant(lo); err != nil {
-			return fmt.Errorf("minVersion %q: %w", lo, err)
-		}
-	}
-	if hi != "" {
-		if h, err = semver.ParseTolerant(hi); err != nil {
-			return fmt.Errorf("maxVersion %q: %w", hi, err)
-		}
-	}
-	if lo != "" && hi != "" && h.LT(l) {
-		return fmt.Errorf("maxVersion %s is lower than minVersion %s", hi, lo)
-	}
-	return nil
-}
 
 // Filter writes the part of a catalog a FilterConfig selects, as a valid
 // catalog: edges to removed bundles are trimmed, replaces edges re-pointed
@@ -130,6 +39,8 @@ type Filter struct {
 	// writes; empty writes a stream to Out.
 	OutputDir string
 	Out       io.Writer
+	// Progress, when set, shows the steps on a terminal.
+	Progress *progress.Reporter
 }
 
 // filterPlan is what to keep of one package.
@@ -140,81 +51,173 @@ type filterPlan struct {
 	bundles  map[string]bool
 }
 
-// Run filters the catalog.
-func (f Filter) Run(ctx context.Context) error {
+// FilterSummary counts what a filter kept.
+type FilterSummary struct {
+	Packages, Channels, Bundles int
+}
+
+func (s FilterSummary) String() string {
+	return fmt.Sprintf("kept %s, %s, %s", plural(s.Packages, "package"), plural(s.Channels, "channel"), plural(s.Bundles, "bundle"))
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// Run filters the catalog. The result is checked as a catalog before
+// anything is written; then it is written blob by blob, so memory holds
+// the kept blobs once, never their indented text (a blob nested 9,000
+// deep is 18 KB, and 324 MB indented).
+func (f Filter) Run(ctx context.Context) (FilterSummary, error) {
+	var sum FilterSummary
 	src, err := f.Sources.Resolve(ctx, f.Ref)
 	if err != nil {
-		return err
+		return sum, err
 	}
 	if src.Close != nil {
 		defer src.Close()
 	}
 	if src.FS == nil {
-		return fmt.Errorf("%s is not a catalog", f.Ref)
+		return sum, fmt.Errorf("%s is not a catalog", f.Ref)
 	}
+	task := f.Progress.Start("reading "+f.Ref, 0)
 	res, err := Validate{FS: src.FS, SkipSchema: true, MaxFileSize: f.MaxFileSize}.Run(ctx)
+	task.Done("")
 	if err != nil {
-		return err
+		return sum, err
 	}
 	if err := res.Err(); err != nil {
-		return err
+		return sum, err
 	}
 	plans, err := planFilter(res.Model, f.Config)
 	if err != nil {
-		return err
+		return sum, err
 	}
+	task = f.Progress.Start("filtering", 0)
 	cfg, err := collectFiltered(ctx, src.FS, plans, f.MaxFileSize)
+	task.Done("")
 	if err != nil {
-		return err
+		return sum, err
 	}
 	format := f.Format
 	if format == "" {
 		format = declcfg.FormatJSON
 	}
-	// The result must be a valid catalog before anything is written: the
-	// files of the directory, or the stream, are validated as they are.
-	var files map[string][]byte
+	for i := range cfg.Bundles {
+		declcfg.PrepareForRender(&cfg.Bundles[i])
+	}
+	items := declcfg.RenderOrder(cfg.Items())
 	if f.OutputDir != "" {
-		if files, err = splitByPackage(cfg, format); err != nil {
-			return err
+		for _, it := range items {
+			if it.Group != "" {
+				if err := checkPackageDirName(it.Group); err != nil {
+					return sum, err
+				}
+			}
 		}
-	} else {
-		for i := range cfg.Bundles {
-			declcfg.PrepareForRender(&cfg.Bundles[i])
-		}
-		var stream appendWriter
-		if err := cfg.WriteTo(&stream, format); err != nil {
-			return err
-		}
-		files = map[string][]byte{}
-		if len(stream) > 0 {
-			files["catalog."+string(format)] = stream
-		}
+	}
+	// The result must be a valid catalog before anything is written. It
+	// is checked as compact JSON: the same blobs, without the
+	// indentation, which means nothing to a catalog and can be most of
+	// its size.
+	task = f.Progress.Start("checking the result", 0)
+	var compact []byte
+	for _, it := range items {
+		compact = declcfg.AppendCompactJSON(compact, it.Value)
+		compact = append(compact, '\n')
 	}
 	mem := fstest.MapFS{}
-	for p, b := range files {
-		mem[p] = &fstest.MapFile{Data: b, Mode: 0o644}
+	if len(compact) > 0 {
+		mem["catalog.json"] = &fstest.MapFile{Data: compact, Mode: 0o644}
 	}
 	check, err := Validate{FS: mem, SkipSchema: true}.Run(ctx)
+	compact = nil
+	task.Done("")
 	if err != nil {
-		return err
+		return sum, err
 	}
 	if err := check.Err(); err != nil {
-		return fmt.Errorf("the filtered catalog would not be valid (a bug: please report it with your configuration): %w", err)
+		return sum, fmt.Errorf("the filtered catalog would not be valid (a bug: please report it with your configuration): %w", err)
 	}
+	sum = FilterSummary{Packages: len(cfg.Packages), Channels: len(cfg.Channels), Bundles: len(cfg.Bundles)}
+	task = f.Progress.Start("writing", len(items))
+	defer task.Done("")
 	if f.OutputDir != "" {
-		return writeTree(f.OutputDir, files)
+		return sum, writeTreeWith(f.OutputDir, func(tmp string) error { return writePackages(tmp, format, items, task) })
 	}
-	_, err = f.Out.Write(files["catalog."+string(format)])
-	return err
+	bw := bufio.NewWriterSize(f.Out, 256<<10)
+	var buf []byte
+	for _, it := range items {
+		if buf, err = format.Write(bw, buf, it.Value); err != nil {
+			return sum, err
+		}
+		task.Add(1)
+	}
+	return sum, bw.Flush()
 }
 
-// appendWriter collects what is written to it.
-type appendWriter []byte
-
-func (w *appendWriter) Write(p []byte) (int, error) {
-	*w = append(*w, p...)
-	return len(p), nil
+// writePackages writes items, in render order, into dir: one directory
+// per package holding catalog.json (or .yaml), as opm migrate writes, and
+// the blobs of no package in dir/catalog.json.
+func writePackages(dir string, format declcfg.Format, items []declcfg.RenderItem, task *progress.Task) error {
+	name := "catalog." + string(format)
+	var (
+		file *os.File
+		bw   *bufio.Writer
+		path string
+		buf  []byte
+	)
+	closeFile := func() error {
+		if file == nil {
+			return nil
+		}
+		err := bw.Flush()
+		if cerr := file.Close(); err == nil {
+			err = cerr
+		}
+		file = nil
+		if err != nil {
+			return fmt.Errorf("write file %q: %w", path, err)
+		}
+		return nil
+	}
+	defer func() { _ = closeFile() }()
+	// Render order groups each package's blobs; the package-less blobs
+	// come last.
+	for _, it := range items {
+		p := name
+		if it.Group != "" {
+			p = filepath.Join(it.Group, name)
+		}
+		if p != path || file == nil {
+			if err := closeFile(); err != nil {
+				return err
+			}
+			path = p
+			full := filepath.Join(dir, p)
+			if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+				return err
+			}
+			var err error
+			if file, err = os.OpenFile(full, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); err != nil {
+				return err
+			}
+			if bw == nil {
+				bw = bufio.NewWriterSize(file, 256<<10)
+			} else {
+				bw.Reset(file)
+			}
+		}
+		var err error
+		if buf, err = format.Write(bw, buf, it.Value); err != nil {
+			return fmt.Errorf("write file %q: %w", path, err)
+		}
+		task.Add(1)
+	}
+	return closeFile()
 }
 
 // planFilter decides, from the model, what each kept package keeps.
@@ -229,7 +232,7 @@ func planFilter(m model.Model, c *FilterConfig) (map[string]*filterPlan, error) 
 	for _, fp := range pkgs {
 		pkg, ok := m[fp.Name]
 		if !ok {
-			return nil, fmt.Errorf("package %q is not in the catalog", fp.Name)
+			return nil, &FilterConfigError{Line: fp.Line, Field: "packages", Err: fmt.Errorf("package %q is not in the catalog%s", fp.Name, suggest.Hint(fp.Name, slices.Collect(maps.Keys(m))))}
 		}
 		sel := fp.Channels
 		if len(sel) == 0 {
@@ -245,11 +248,16 @@ func planFilter(m model.Model, c *FilterConfig) (map[string]*filterPlan, error) 
 		for _, fc := range sel {
 			ch, ok := pkg.Channels[fc.Name]
 			if !ok {
-				return nil, fmt.Errorf("package %q has no channel %q (its channels: %s)", fp.Name, fc.Name, strings.Join(slices.Sorted(maps.Keys(pkg.Channels)), ", "))
+				names := slices.Sorted(maps.Keys(pkg.Channels))
+				return nil, &FilterConfigError{Line: fc.Line, Field: "channels", Err: fmt.Errorf("package %q has no channel %q (its channels: %s)%s", fp.Name, fc.Name, strings.Join(names, ", "), suggest.Hint(fc.Name, names))}
 			}
 			entries, err := filterChannel(ch, fc, c.Full)
 			if err != nil {
-				return nil, err
+				line := fc.Line
+				if line == 0 {
+					line = fp.Line
+				}
+				return nil, &FilterConfigError{Line: line, Err: err}
 			}
 			plan.channels[fc.Name] = entries
 			for _, e := range entries {
@@ -262,9 +270,9 @@ func planFilter(m model.Model, c *FilterConfig) (map[string]*filterPlan, error) 
 		}
 		if _, kept := plan.channels[plan.defaultChannel]; !kept {
 			if fp.DefaultChannel != "" {
-				return nil, fmt.Errorf("package %q: defaultChannel %q is not one of the channels kept (%s)", fp.Name, fp.DefaultChannel, strings.Join(slices.Sorted(maps.Keys(plan.channels)), ", "))
+				return nil, &FilterConfigError{Line: fp.Line, Field: "defaultChannel", Err: fmt.Errorf("package %q: defaultChannel %q is not one of the channels kept (%s)", fp.Name, fp.DefaultChannel, strings.Join(slices.Sorted(maps.Keys(plan.channels)), ", "))}
 			}
-			return nil, fmt.Errorf("package %q: its default channel %q is filtered out: name one of the channels kept (%s) as defaultChannel in the configuration", fp.Name, plan.defaultChannel, strings.Join(slices.Sorted(maps.Keys(plan.channels)), ", "))
+			return nil, &FilterConfigError{Line: fp.Line, Err: fmt.Errorf("package %q: its default channel %q is filtered out: name one of the channels kept (%s) as defaultChannel in the configuration", fp.Name, plan.defaultChannel, strings.Join(slices.Sorted(maps.Keys(plan.channels)), ", "))}
 		}
 		plans[fp.Name] = plan
 	}

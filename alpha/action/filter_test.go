@@ -26,7 +26,7 @@ func filterEntries(t *testing.T, conf string) (string, error) {
 		return "", err
 	}
 	out := t.TempDir()
-	err = Filter{Ref: "../../testdata/updates", Config: c, Sources: DirResolver{}, OutputDir: filepath.Join(out, "x")}.Run(context.Background())
+	_, err = Filter{Ref: "../../testdata/updates", Config: c, Sources: DirResolver{}, OutputDir: filepath.Join(out, "x")}.Run(context.Background())
 	if err != nil {
 		return "", err
 	}
@@ -129,17 +129,30 @@ func TestTrimChannel(t *testing.T) {
 
 func TestFilterErrors(t *testing.T) {
 	for _, tc := range []struct{ conf, want string }{
-		{`{packages: [{name: nope}]}`, `package "nope" is not in the catalog`},
+		{`{packages: [{name: nope}]}`, `line 1: packages: package "nope" is not in the catalog`},
+		{"packages:\n  - name: etdc\n", `line 2: packages: package "etdc" is not in the catalog; did you mean etcd?`},
+		{"packages:\n  - name: etcd\n    channels:\n      - name: stabel\n", `line 4: channels: package "etcd" has no channel "stabel" (its channels: alpha, stable); did you mean stable?`},
 		{`{packages: [{name: etcd, channels: [{name: alpha}]}]}`, `its default channel "stable" is filtered out: name one of the channels kept (alpha) as defaultChannel`},
 		{`{packages: [{name: etcd, defaultChannel: beta, channels: [{name: alpha}]}]}`, `defaultChannel "beta" is not one of the channels kept (alpha)`},
 		{`{packages: [{name: etcd, channels: [{name: beta}]}]}`, `package "etcd" has no channel "beta" (its channels: alpha, stable)`},
 		{`{packages: [{name: etcd, minVersion: 2.0.0}]}`, `no bundle between minVersion "2.0.0"`},
 		{`{packages: [{name: etcd, minVersion: 1.0.0, channels: [{name: alpha}]}]}`, "minVersion and maxVersion go on each channel"},
-		{`{packages: [{name: etcd, minVersion: x}]}`, `minVersion "x"`},
+		{`{packages: [{name: etcd, minVersion: x}]}`, `line 1: packages[0].minVersion: "x" is not a semantic version`},
 		{`{packages: [{name: etcd, minVersion: 2.0.0, maxVersion: 1.0.0}]}`, "maxVersion 1.0.0 is lower than minVersion 2.0.0"},
-		{`{packages: [{name: etcd}, {name: etcd}]}`, `package "etcd" is listed twice`},
-		{`{pakages: []}`, `unknown field "pakages"`},
-		{`{schema: olm.other}`, `unknown schema "olm.other"`},
+		{`{packages: [{name: etcd}, {name: etcd}]}`, `packages[1]: package "etcd" is listed twice (first as packages[0])`},
+		{`{pakages: []}`, `line 1: unknown key "pakages" (known keys: schema, full, packages); did you mean packages?`},
+		{`{schema: olm.other}`, `line 1: schema: unknown schema "olm.other"`},
+		{"full: true\npackages:\n  - name: etcd\n    minversion: 1.0.0\n", `line 4: packages[0]: unknown key "minversion" (known keys: name, defaultChannel, minVersion, maxVersion, channels); did you mean minVersion?`},
+		{"packages:\n  - name: etcd\n    channels:\n      - name: alpha\n        full: true\n", `line 5: packages[0].channels[0]: unknown key "full" (known keys: name, minVersion, maxVersion)`},
+		{"full: yes\n", `line 1: full: must be true or false, not "yes"`},
+		{"packages:\n  name: etcd\n", `line 2: packages: must be a list, not a mapping`},
+		{"packages:\n  - etcd\n", `line 2: packages[0]: an entry must be a mapping of name, defaultChannel, minVersion, maxVersion, channels, not "etcd"`},
+		{"packages:\n  - name: [etcd]\n", `line 2: packages[0].name: must be a string, not a list`},
+		{"packages:\n  - minVersion: 1.0.0\n", `line 2: packages[0]: name is required`},
+		{"full: true\nfull: false\n", `line 2: full: given twice`},
+		{"packages:\n  - name: etcd\n  name: x\n", `line 1: not valid YAML: did not find expected '-' indicator`},
+		{"- a\n", `line 1: the configuration must be a mapping of schema, full, packages, not a list`},
+		{"full: true\n---\nfull: false\n", `line 3: a second YAML document`},
 	} {
 		_, err := filterEntries(t, tc.conf)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -149,7 +162,7 @@ func TestFilterErrors(t *testing.T) {
 	// Nothing is written when the filter fails.
 	out := filepath.Join(t.TempDir(), "out")
 	c, _ := ParseFilterConfig([]byte(`{packages: [{name: nope}]}`))
-	if err := (Filter{Ref: "../../testdata/updates", Config: c, Sources: DirResolver{}, OutputDir: out}).Run(context.Background()); err == nil {
+	if _, err := (Filter{Ref: "../../testdata/updates", Config: c, Sources: DirResolver{}, OutputDir: out}).Run(context.Background()); err == nil {
 		t.Fatal("no error")
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
@@ -207,7 +220,7 @@ func TestFilterRealCatalogs(t *testing.T) {
 				t.Fatalf("%s: %v", conf, err)
 			}
 			var out bytes.Buffer
-			if err := (Filter{Ref: dir, Config: c, Sources: DirResolver{}, Out: &out}).Run(context.Background()); err != nil {
+			if _, err := (Filter{Ref: dir, Config: c, Sources: DirResolver{}, Out: &out}).Run(context.Background()); err != nil {
 				t.Errorf("%s %s: %v", d.Name(), conf, err)
 			}
 			runs++

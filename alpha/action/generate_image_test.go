@@ -1,13 +1,19 @@
 package action
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 
 	"github.com/fastopm/fastopm/internal/imagetest"
@@ -99,6 +105,159 @@ func TestGenerateImage(t *testing.T) {
 	}
 	if len(im.Manifests) != 1 || im.Manifests[0].Digest != first {
 		t.Errorf("layout index %+v, want the one image %s", im.Manifests, first)
+	}
+}
+
+// TestGenerateImageOpmBase: without a base image, the image is built on
+// this opm itself: its layers hold /bin/opm equal to the running binary,
+// the grpc_health_probe given, the catalog and a cache that passes serve's
+// checks, with upstream's label, entrypoint and command; the build is
+// reproducible, and another platform needs a base image.
+func TestGenerateImageOpmBase(t *testing.T) {
+	t.Parallel()
+	probe := filepath.Join(t.TempDir(), "grpc_health_probe")
+	if err := os.WriteFile(probe, []byte("#!probe"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	selfBytes, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	layoutDir := filepath.Join(t.TempDir(), "layout")
+	gen := GenerateImage{Dir: exampleCatalog, ProbeBinary: probe, Destination: image.LayoutPrefix + layoutDir, TempDir: t.TempDir()}
+	first, err := gen.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen.Destination = image.LayoutPrefix + filepath.Join(t.TempDir(), "layout2")
+	second, err := gen.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first != second {
+		t.Errorf("two builds: %s and %s", first, second)
+	}
+	if ents, _ := os.ReadDir(gen.TempDir); len(ents) != 0 {
+		t.Errorf("build left %s behind", ents[0].Name())
+	}
+	idx, err := layout.ImageIndexFromPath(layoutDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := idx.Image(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cf.Config
+	if strings.Join(c.Entrypoint, " ") != "/bin/opm" || strings.Join(c.Cmd, " ") != "serve /configs --cache-dir=/tmp/cache" ||
+		c.Labels[image.ConfigsLabel] != "/configs" || c.User != "65532:65532" || cf.OS != runtime.GOOS || cf.Architecture != runtime.GOARCH {
+		t.Errorf("config: entrypoint %q cmd %q labels %v user %q platform %s/%s", c.Entrypoint, c.Cmd, c.Labels, c.User, cf.OS, cf.Architecture)
+	}
+	layers, err := img.Layers()
+	if err != nil || len(layers) != 3 {
+		t.Fatalf("%d layers, %v; want opm, configs, cache", len(layers), err)
+	}
+	// The opm layer as written: /tmp is writable by the image's user.
+	rc, err := layers[0].Uncompressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(rc)
+	var names []string
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, fmt.Sprintf("%s %o", hdr.Name, hdr.Mode))
+	}
+	rc.Close()
+	if got := strings.Join(names, ", "); got != "bin/ 755, bin/grpc_health_probe 755, bin/opm 755, tmp/ 1777" {
+		t.Errorf("opm layer: %s", got)
+	}
+	dst := t.TempDir()
+	if err := image.Unpack(context.Background(), img, dst); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dst, "bin", "opm")); err != nil || !bytes.Equal(b, selfBytes) {
+		t.Errorf("/bin/opm is not the running binary (%d bytes, %v; want %d)", len(b), err, len(selfBytes))
+	}
+	if b, err := os.ReadFile(filepath.Join(dst, "bin", "grpc_health_probe")); err != nil || string(b) != "#!probe" {
+		t.Errorf("/bin/grpc_health_probe: %q, %v", b, err)
+	}
+	want, err := render(t, &Resolver{}, exampleCatalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := render(t, &Resolver{}, filepath.Join(dst, "configs")); err != nil || got != want {
+		t.Errorf("/configs renders differently from the catalog (%v)", err)
+	}
+	snap, err := cache.OpenDir(filepath.Join(dst, "tmp", "cache"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	if err := snap.Fingerprint.Check(context.Background(), os.DirFS(filepath.Join(dst, "configs")), snap.Path); err != nil {
+		t.Error(err)
+	}
+	if err := snap.Verify(context.Background()); err != nil {
+		t.Error(err)
+	}
+
+	other := &v1.Platform{OS: "linux", Architecture: "s390x"}
+	if runtime.GOARCH == "s390x" {
+		other.Architecture = "amd64"
+	}
+	gen.Platform = other
+	if _, err := gen.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "--base-image") {
+		t.Errorf("build for %s on this opm: %v, want an error naming --base-image", other, err)
+	}
+	gen.Platform, gen.ProbeBinary = nil, filepath.Join(t.TempDir(), "missing")
+	if _, err := gen.Run(context.Background()); err == nil {
+		t.Error("build with a missing grpc_health_probe succeeded")
+	}
+}
+
+// TestGenerateImageZstd: with zstd the catalog and cache layers are zstd
+// layers, and the image renders as its catalog directory does.
+func TestGenerateImageZstd(t *testing.T) {
+	t.Parallel()
+	host := imagetest.Registry(t)
+	gen := GenerateImage{Dir: exampleCatalog, BaseImage: "scratch", Zstd: true, Destination: host + "/zstd:v1", ImageOptions: anonymous, TempDir: t.TempDir()}
+	digest, err := gen.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := image.Pull(context.Background(), host+"/zstd@"+digest.String(), anonymous...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	layers, err := img.Layers()
+	if err != nil || len(layers) != 2 {
+		t.Fatalf("%d layers, %v", len(layers), err)
+	}
+	for _, l := range layers {
+		if mt, _ := l.MediaType(); mt != "application/vnd.oci.image.layer.v1.tar+zstd" {
+			t.Errorf("layer media type %s", mt)
+		}
+	}
+	want, err := render(t, &Resolver{}, exampleCatalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := render(t, &Resolver{ImageOptions: anonymous, TempDir: t.TempDir()}, host+"/zstd:v1"); err != nil || got != want {
+		t.Errorf("render of the zstd image differs from render of the directory (%v)", err)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 
 	"github.com/fastopm/fastopm/alpha/declcfg"
 )
@@ -53,12 +54,15 @@ var errEmptyIcon = errors.New("detect icon mediatype: Empty buffer")
 // IconMediaType names the image type of an icon from its first bytes, as
 // upstream's `opm init` does with h2non/filetype: the same magic numbers,
 // the same media type names, and the same refusal of what is not an
-// image. One addition: SVG, the most common icon format in real catalogs,
-// which filetype cannot recognise (it only reads magic numbers), is
-// accepted as image/svg+xml where upstream refuses it.
+// image. SVG is image/svg+xml where upstream's SVG check (go-is-svg, which
+// upstream registers with filetype, ahead of its other types) accepts it,
+// and also where that check refuses a plain SVG document (see isSVG).
 func IconMediaType(data []byte) (string, error) {
 	if len(data) == 0 {
 		return "", errEmptyIcon
+	}
+	if upstreamSVG(data) {
+		return "image/svg+xml", nil
 	}
 	// filetype tries its application matchers before its image ones.
 	for _, m := range applicationMagic {
@@ -80,6 +84,35 @@ func IconMediaType(data []byte) (string, error) {
 		}
 	}
 	return "", notAnImage("")
+}
+
+var (
+	// xmlComment is an XML comment, which upstream's check removes
+	// everywhere before it looks at the document.
+	xmlComment = regexp.MustCompile(`<!--[\s\S]*?-->`)
+	// svgDocument is what upstream's check takes for an SVG document,
+	// without regard to case: blanks, an optional "<?xml" declaration
+	// (anything up to the next ">"), an optional "<!doctype svg", then an
+	// <svg ...> start tag, content without any "*", a closing </svg>, and
+	// blanks only. (\s is RE2's: tab, newline, form feed, carriage return,
+	// space.)
+	svgDocument = regexp.MustCompile(`(?i)\A\s*(?:<\?xml[^>]*>\s*)?(?:<!doctype svg[^>]*>\s*)?<svg[^>]*>[^*]*</svg>\s*\z`)
+)
+
+// upstreamSVG reports whether upstream's `opm init` takes data for an SVG
+// image: data is not "binary" (none of its first 24 bytes, when it has
+// that many, is below 9) and, with its comments removed, is an
+// svgDocument. So a self-closing <svg/>, a byte order mark, a "*"
+// anywhere (CSS) or text after </svg> make it refuse a valid SVG file.
+func upstreamSVG(data []byte) bool {
+	if len(data) >= 24 {
+		for _, c := range data[:24] {
+			if c <= 8 {
+				return false
+			}
+		}
+	}
+	return svgDocument.Match(xmlComment.ReplaceAll(data, nil))
 }
 
 func notAnImage(mime string) error {
@@ -165,8 +198,10 @@ var otherMagic = []magic{
 	{"application/gzip", func(b []byte) bool { return prefixAt(b, 0, "\x1f\x8b\x08") }},
 }
 
-// isSVG reports whether data is an SVG document: optional byte order mark,
-// XML declaration, comments and doctype, then an <svg element.
+// isSVG reports whether data is an SVG document as people write them,
+// also where upstream's check (upstreamSVG) refuses it: an optional byte
+// order mark, XML declaration, comments and doctype, then an <svg element,
+// whatever follows.
 func isSVG(data []byte) bool {
 	b := bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	for {

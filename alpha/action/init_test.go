@@ -4,14 +4,25 @@ import (
 	"encoding/binary"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/h2non/filetype"
+	"github.com/h2non/filetype/types"
+	issvg "github.com/h2non/go-is-svg"
 )
 
+// registerSVG does what upstream's alpha/model does when opm starts: it
+// registers go-is-svg's check with filetype (which puts it first).
+var registerSVG = sync.OnceFunc(func() {
+	filetype.AddMatcher(types.NewType("svg", "image/svg+xml"), issvg.Is)
+})
+
 // upstreamIconType is what upstream's `opm init` does with an icon: it asks
-// h2non/filetype (a test-only dependency here) and accepts only images.
+// h2non/filetype, with go-is-svg registered (both test-only dependencies
+// here), and accepts only images.
 func upstreamIconType(data []byte) (string, bool) {
+	registerSVG()
 	t, err := filetype.Match(data)
 	if err != nil || t.MIME.Type != "image" {
 		return t.MIME.Value, false
@@ -54,12 +65,53 @@ func iconSamples() [][]byte {
 	}
 }
 
+// svgSamples are SVG documents and near misses: what upstream's check
+// accepts and refuses, and what isSVG accepts besides.
+func svgSamples() [][]byte {
+	var out [][]byte
+	for _, s := range []string{
+		`<svg xmlns="http://www.w3.org/2000/svg"></svg>`,
+		`<svg xmlns="http://www.w3.org/2000/svg"/>`,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!-- c -->\n<!DOCTYPE svg>\n<svg width=\"1\"><rect/></svg>\n",
+		"<?xml version=\"1.0\"?><!DOCTYPE html><svg></svg>",
+		"<?xml version='1.0'><svg></svg>",
+		"<?xml-stylesheet href=\"a.css\"?><svg></svg>",
+		"<!-- a --><?xml version=\"1.0\"?><!-- b --><svg><!-- * --></svg><!-- c -->",
+		"<SVG VIEWBOX=\"0 0 1 1\"></SVG>",
+		"<!DocType SVG><Svg></sVg>",
+		"\f\v<svg></svg>",
+		"\f<svg></svg>\f",
+		" \t\r\n<svg></svg> \t\r\n",
+		"<svg><style>* { fill: red }</style></svg>",
+		"<svg></svg>trailing",
+		"<svg></svg><svg></svg>",
+		"<svgfoo></svg>",
+		"<svg>",
+		"<svg",
+		"\xef\xbb\xbf<svg></svg>",
+		"<svg><title>caf\xc3\xa9</title></svg>",
+		"<svg><title>caf\xc3\xa9 caf\xc3\xa9 caf\xc3\xa9</title></svg>",
+		"<svg><title>\xff\xfe\x80\x7f\x09\x0a\x0b\x0c\x0d\x0e\x1f\x20</title></svg>",
+		"<svg><title>\x09\x0a\x0b\x0c\x0d\x0e\x1f\x20\x08</title></svg>",
+		"<svg xmlns=\"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\"></svg>",
+		"<svg>\x01\x02\x03\x04\x05\x06\x07\x08\x01\x02\x03\x04\x05\x06\x07\x08\x01\x02\x03</svg>",
+		"<svg>\x01</svg>",
+		"<html><svg></svg></html>",
+		"<!-- <svg></svg>",
+		"<!-- --><svg></svg><!-- ",
+		"svg",
+	} {
+		out = append(out, []byte(s))
+	}
+	return out
+}
+
 // TestIconMediaTypeAgreesWithUpstream: wherever upstream accepts an icon we
 // give the same media type, and wherever it refuses one we refuse it too
-// with its message (SVG, which upstream cannot recognise, is the one
-// documented exception).
+// with its message, but for the SVG documents its check refuses and isSVG
+// accepts (the one documented difference).
 func TestIconMediaTypeAgreesWithUpstream(t *testing.T) {
-	samples := iconSamples()
+	samples := append(iconSamples(), svgSamples()...)
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 20000 {
 		b := make([]byte, 1+r.IntN(40))
@@ -74,18 +126,25 @@ func TestIconMediaTypeAgreesWithUpstream(t *testing.T) {
 		}
 		samples = append(samples, b)
 	}
-	images := 0
+	images, svgs, extra := 0, 0, 0
 	for _, b := range samples {
 		want, ok := upstreamIconType(b)
 		got, err := IconMediaType(b)
 		if ok {
 			images++
+			if want == "image/svg+xml" {
+				svgs++
+			}
 			if err != nil || got != want {
 				t.Errorf("%q: got %q, %v; upstream accepts it as %q", b, got, err, want)
 			}
 			continue
 		}
 		if err == nil {
+			if got == "image/svg+xml" && isSVG(b) {
+				extra++
+				continue
+			}
 			t.Errorf("%q: got %q; upstream refuses it (type %q)", b, got, want)
 			continue
 		}
@@ -97,8 +156,46 @@ func TestIconMediaTypeAgreesWithUpstream(t *testing.T) {
 			}
 		}
 	}
-	if images < 100 {
-		t.Fatalf("only %d samples were images: the sample set is too weak", images)
+	t.Logf("%d images, %d SVG, %d SVG only here", images, svgs, extra)
+	if images < 100 || svgs < 10 || extra < 5 {
+		t.Fatalf("%d samples were images, %d SVG, %d SVG only here: the sample set is too weak", images, svgs, extra)
+	}
+}
+
+// TestUpstreamSVG: upstreamSVG is go-is-svg's check, on every SVG sample
+// and mutations of them.
+func TestUpstreamSVG(t *testing.T) {
+	samples := svgSamples()
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 20000 {
+		b := append([]byte(nil), samples[r.IntN(len(samples))]...)
+		switch r.IntN(3) {
+		case 0: // a byte changed, often to a character that matters
+			b[r.IntN(len(b))] = "<>/*!?-\t\f\x00\x08\x09\x80svgSVGxml"[r.IntN(22)]
+		case 1: // a byte dropped
+			i := r.IntN(len(b))
+			b = append(b[:i], b[i+1:]...)
+		case 2: // a piece inserted
+			i := r.IntN(len(b) + 1)
+			piece := []string{"<!-- x -->", "*", " ", "\f", "\x08", "\xef\xbb\xbf", "</svg>", "<svg>", "<?xml?>", "<!doctype svg>", "\n"}[r.IntN(11)]
+			b = append(b[:i], append([]byte(piece), b[i:]...)...)
+		}
+		if len(b) > 0 {
+			samples = append(samples, b)
+		}
+	}
+	yes := 0
+	for _, b := range samples {
+		want := issvg.Is(b)
+		if got := upstreamSVG(b); got != want {
+			t.Errorf("%q: upstreamSVG %v, go-is-svg %v", b, got, want)
+		}
+		if want {
+			yes++
+		}
+	}
+	if yes < 500 || len(samples)-yes < 1000 {
+		t.Fatalf("%d of %d samples are SVG to go-is-svg: the sample set is too weak", yes, len(samples))
 	}
 }
 
@@ -107,6 +204,7 @@ func TestIconMediaTypeSVG(t *testing.T) {
 		`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 1 1"/>`,
 		"\xef\xbb\xbf<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!-- made by hand -->\n<!DOCTYPE svg PUBLIC \"-//W3C//DTD SVG 1.1//EN\" \"x\">\n<svg>\n</svg>",
 		"\n\t <svg\nwidth=\"1\"></svg>",
+		"<SVG VIEWBOX=\"0 0 1 1\"></SVG>", // upstream's check ignores case
 	} {
 		if got, err := IconMediaType([]byte(s)); err != nil || got != "image/svg+xml" {
 			t.Errorf("%q: got %q, %v", s, got, err)

@@ -114,7 +114,29 @@ func checkPackageDirName(pkg string) error {
 // writeTree writes files (slash paths relative to dir) into dir, which
 // must be missing or empty: everything is written to a temporary directory
 // first and appears in dir only when all of it was written.
-func writeTree(dir string, files map[string][]byte) (err error) {
+func writeTree(dir string, files map[string][]byte) error {
+	return writeTreeWith(dir, func(tmp string) error {
+		paths := make([]string, 0, len(files))
+		for p := range files {
+			paths = append(paths, p)
+		}
+		sort.Strings(paths)
+		for _, p := range paths {
+			full := filepath.Join(tmp, filepath.FromSlash(p))
+			if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(full, files[p], 0o644); err != nil {
+				return fmt.Errorf("write file %q: %w", filepath.Join(dir, filepath.FromSlash(p)), err)
+			}
+		}
+		return nil
+	})
+}
+
+// writeTreeWith is writeTree for a tree that write writes into the
+// temporary directory it is given.
+func writeTreeWith(dir string, write func(tmp string) error) (err error) {
 	dir = filepath.Clean(dir)
 	// Stage beside the destination when it is missing, so that one rename
 	// publishes the tree. An existing (empty) directory cannot be replaced
@@ -140,19 +162,8 @@ func writeTree(dir string, files map[string][]byte) (err error) {
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return err
 	}
-	paths := make([]string, 0, len(files))
-	for p := range files {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	for _, p := range paths {
-		full := filepath.Join(tmp, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(full, files[p], 0o644); err != nil {
-			return fmt.Errorf("write file %q: %w", filepath.Join(dir, filepath.FromSlash(p)), err)
-		}
+	if err := write(tmp); err != nil {
+		return err
 	}
 	if !exists {
 		if err := os.Rename(tmp, dir); err != nil {

@@ -33,11 +33,13 @@ func LoadModel(ctx context.Context, sources SourceResolver, ref string, maxFileS
 	return res.Model, nil
 }
 
-// The answers of `opm alpha query updates` (alpha/updates).
+// The answers of `opm alpha query updates` (alpha/updates): an Answer for
+// --from, a Summary of each bundle for --all.
 type (
-	QueryUpdates  = updates.Query
-	UpdatesAnswer = updates.Answer
+	QueryUpdates   = updates.Query
+	UpdatesAnswer  = updates.Answer
+	UpdatesSummary = updates.Summary
 )
 
 // WriteUpdatesTable writes --all's table (updates.WriteTable).
-func WriteUpdatesTable(w io.Writer, as []*UpdatesAnswer) error { return updates.WriteTable(w, as) }
+func WriteUpdatesTable(w io.Writer, as []*UpdatesSummary) error { return updates.WriteTable(w, as) }

@@ -32,6 +32,9 @@ type Render struct {
 	// MaxFileSize is the largest catalog file read, in bytes (0: the
 	// loader's default, declcfg.DefaultMaxFileSize; < 0: no limit).
 	MaxFileSize int64
+	// Warn, when set, receives the warnings about files of a catalog
+	// tree that other tools read differently (declcfg.WithWarnings).
+	Warn func(msg string)
 }
 
 // A Source is one rendered reference: either a catalog tree read in a
@@ -160,14 +163,19 @@ func (r Render) Run(ctx context.Context, w io.Writer) error {
 		}
 		sp.Close()
 	}()
-	for _, ref := range r.Refs {
-		src, err := resolver.Resolve(ctx, ref)
-		if err != nil {
-			return fmt.Errorf("render reference %q: %w", ref, err)
+	srcs, err := resolveAll(ctx, resolver, r.Refs)
+	defer func() {
+		for _, src := range srcs {
+			if src != nil && src.Close != nil {
+				src.Close() //nolint:errcheck // best-effort cleanup of a temporary unpack
+			}
 		}
-		if src.Close != nil {
-			defer src.Close() //nolint:errcheck // best-effort cleanup of a temporary unpack
-		}
+	}()
+	if err != nil {
+		return err
+	}
+	for i, ref := range r.Refs {
+		src := srcs[i]
 		if src.FS == nil {
 			cfg := src.Config
 			for i := range cfg.Bundles {
@@ -181,13 +189,94 @@ func (r Render) Run(ctx context.Context, w io.Writer) error {
 		}
 		fsrc := &fileSource{fsys: src.FS, spill: sp, files: map[string]fs.File{}, whole: map[string][]byte{}}
 		sources = append(sources, fsrc)
-		refItems, err := collect(ctx, fsrc, declcfg.WithMaxFileSize(r.MaxFileSize))
+		walk := []declcfg.WalkOption{declcfg.WithMaxFileSize(r.MaxFileSize)}
+		if r.Warn != nil {
+			walk = append(walk, declcfg.WithWarnings(func(w *declcfg.Error) {
+				r.Warn(fmt.Sprintf("render reference %q: %v", ref, w))
+			}))
+		}
+		refItems, err := collect(ctx, fsrc, walk...)
 		if err != nil {
 			return fmt.Errorf("render reference %q: %w", ref, err)
 		}
 		items = append(items, refItems...)
 	}
 	return writeOrdered(ctx, w, declcfg.RenderOrder(items), format)
+}
+
+// resolveParallel bounds how many references are resolved (images
+// pulled) at a time, as render-template pulls its bundle images.
+const resolveParallel = 16
+
+// resolveAll resolves the references, up to resolveParallel at a time: the
+// images among them are pulled at once rather than one after another. The
+// error is that of the first reference, in the order given, that failed;
+// a failure stops the others. Sources are returned (to be closed) even
+// with an error.
+func resolveAll(ctx context.Context, resolver SourceResolver, refs []string) ([]*Source, error) {
+	srcs := make([]*Source, len(refs))
+	errs := make([]error, len(refs))
+	if len(refs) == 1 {
+		srcs[0], errs[0] = resolver.Resolve(ctx, refs[0])
+	} else {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		// Warnings are held per reference and given in the order of the
+		// references, as one after the other gives them.
+		rr, _ := resolver.(*Resolver)
+		warns := make([][]string, len(refs))
+		sem := make(chan struct{}, resolveParallel)
+		var wg sync.WaitGroup
+		for i, ref := range refs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				if ctx.Err() != nil {
+					errs[i] = ctx.Err()
+					return
+				}
+				res := resolver
+				if rr != nil && rr.Warn != nil {
+					var mu sync.Mutex
+					c := *rr
+					c.Warn = func(msg string) {
+						mu.Lock()
+						warns[i] = append(warns[i], msg)
+						mu.Unlock()
+					}
+					res = &c
+				}
+				if srcs[i], errs[i] = res.Resolve(ctx, ref); errs[i] != nil {
+					cancel()
+				}
+			}()
+		}
+		wg.Wait()
+		for _, ws := range warns {
+			for _, w := range ws {
+				rr.Warn(w)
+			}
+		}
+	}
+	if f, ok := resolver.(interface{ Finish() }); ok {
+		f.Finish()
+	}
+	first := -1
+	for i, err := range errs {
+		if err == nil {
+			continue
+		}
+		// A reference stopped by another's failure reports that failure.
+		if first < 0 || errors.Is(errs[first], context.Canceled) && !errors.Is(err, context.Canceled) {
+			first = i
+		}
+	}
+	if first >= 0 {
+		return srcs, fmt.Errorf("render reference %q: %w", refs[first], errs[first])
+	}
+	return srcs, nil
 }
 
 // collect is phase one for a catalog tree: every blob is read, checked and

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/fastopm/fastopm/alpha/declcfg"
 	"github.com/fastopm/fastopm/alpha/graph"
 	"github.com/fastopm/fastopm/pkg/graphsvg"
+	"github.com/fastopm/fastopm/pkg/progress"
 )
 
 // RenderGraph draws the upgrade graph of one or more catalogs (directories
@@ -31,6 +33,9 @@ type RenderGraph struct {
 	// Format is mermaid (upstream's text, the default), dot (Graphviz's
 	// language) or svg (a picture laid out by Graphviz, in process).
 	Format string
+	// Progress, when set, says on a terminal that a large drawing is
+	// being laid out, and how large.
+	Progress *progress.Reporter
 }
 
 // The render-graph output formats.
@@ -40,8 +45,59 @@ const (
 	GraphSVG     = "svg"
 )
 
+// The largest drawing -o svg lays out (MaxSVG): past either bound it is
+// refused before Graphviz starts. Graphviz's memory grows with the square
+// of the channels drawn side by side, and its time with the nodes and
+// edges; measured on a 2-core machine (docs/render-graph.md), 1,000
+// one-bundle channels take 2 s and 710 MB, 2,000 take 2.6 GB; a wrapped
+// chain of 10,000 bundles (20,000 nodes and edges) takes 4 s and 190 MB.
+const (
+	MaxSVGChannels = 1000
+	MaxSVGElements = 25000 // nodes + edges
+)
+
+// Past these, -o svg warns on a terminal that the layout takes a while
+// (the whole 123 MB benchmark catalog: 394 channels, 3,800 nodes and
+// 4,500 edges, 30 s of CPU).
+const (
+	warnSVGChannels = 100
+	warnSVGElements = 3000
+)
+
+// ErrDrawingTooLarge is returned, wrapped, for a drawing past
+// MaxSVGChannels or MaxSVGElements.
+var ErrDrawingTooLarge = errors.New("the graph is too large to lay out as SVG")
+
+// checkSVGSize refuses a drawing too large to lay out, saying how large
+// it is, the limit, and what to draw instead.
+func checkSVGSize(size graph.DrawingSize) error {
+	var what string
+	switch {
+	case size.Channels > MaxSVGChannels:
+		what = fmt.Sprintf("%d channels, past the limit of %d", size.Channels, MaxSVGChannels)
+	case size.Nodes+size.Edges > MaxSVGElements:
+		what = fmt.Sprintf("%d nodes and edges, past the limit of %d", size.Nodes+size.Edges, MaxSVGElements)
+	default:
+		return nil
+	}
+	return fmt.Errorf("%w: %s (%s, %s, %s, %s); %s", ErrDrawingTooLarge, what, plural(size.Packages, "package"), plural(size.Channels, "channel"),
+		plural(size.Nodes, "node"), plural(size.Edges, "edge"), smallerDrawing(size))
+}
+
+// smallerDrawing says what to draw instead of a drawing too large.
+func smallerDrawing(size graph.DrawingSize) string {
+	var hints []string
+	if size.Packages > 1 {
+		hints = append(hints, "-p PACKAGE draws one package")
+	}
+	if size.Longest > 1 {
+		hints = append(hints, "--minimum-edge BUNDLE draws from a later bundle")
+	}
+	return strings.Join(append(hints, "-o dot and -o mermaid print the graph as text, without a layout or a limit"), "; ")
+}
+
 // Run writes the drawing to w. Nothing is written when a catalog cannot be
-// read or the selection fails.
+// read, the selection fails, or the drawing is too large (-o svg).
 func (r RenderGraph) Run(ctx context.Context, w io.Writer) error {
 	g, err := LoadGraph(ctx, r.Refs, r.Sources, r.MaxFileSize)
 	if err != nil {
@@ -51,15 +107,10 @@ func (r RenderGraph) Run(ctx context.Context, w io.Writer) error {
 	switch r.Format {
 	case "", GraphMermaid:
 		err = g.WriteMermaid(&buf, r.Options)
-	case GraphDOT, GraphSVG:
+	case GraphDOT:
 		err = g.WriteDOT(&buf, r.Options.Selection)
-		if err == nil && r.Format == GraphSVG {
-			var svg []byte
-			if svg, err = graphsvg.SVG(ctx, buf.Bytes()); err == nil {
-				buf.Reset()
-				buf.Write(svg)
-			}
-		}
+	case GraphSVG:
+		err = r.drawSVG(ctx, g, &buf)
 	default:
 		err = fmt.Errorf("unknown graph format %q", r.Format)
 	}
@@ -68,6 +119,42 @@ func (r RenderGraph) Run(ctx context.Context, w io.Writer) error {
 	}
 	_, err = w.Write(buf.Bytes())
 	return err
+}
+
+// drawSVG lays out the selected graph as SVG into buf, refusing it first
+// when it is too large.
+func (r RenderGraph) drawSVG(ctx context.Context, g *graph.Graph, buf *bytes.Buffer) error {
+	sel := r.Options.Selection
+	size, err := g.DrawingSize(sel)
+	if err != nil {
+		return err
+	}
+	if err := checkSVGSize(size); err != nil {
+		return err
+	}
+	if size.Channels > warnSVGChannels || size.Nodes+size.Edges > warnSVGElements {
+		hint := ""
+		if size.Packages > 1 {
+			hint = "; -p PACKAGE draws one package"
+		}
+		r.Progress.Printf("warning: a large drawing (%s, %s, %s, %s): its layout takes a while%s", plural(size.Packages, "package"), plural(size.Channels, "channel"),
+			plural(size.Nodes, "node"), plural(size.Edges, "edge"), hint)
+	}
+	if err := g.WriteDOT(buf, sel); err != nil {
+		return err
+	}
+	task := r.Progress.Start(fmt.Sprintf("laying out %d nodes and %d edges with Graphviz", size.Nodes, size.Edges), 0)
+	svg, err := graphsvg.SVG(ctx, buf.Bytes())
+	task.Done("")
+	if err != nil {
+		if errors.Is(err, graphsvg.ErrTooLarge) {
+			return fmt.Errorf("%w; %s", err, smallerDrawing(size))
+		}
+		return err
+	}
+	buf.Reset()
+	buf.Write(svg)
+	return nil
 }
 
 // LoadGraph reads the upgrade graph of the catalogs refs name, in order.

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	httppprof "net/http/pprof"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -65,6 +66,13 @@ type Serve struct {
 	CacheOnly bool
 	// Enforce is --cache-enforce-integrity.
 	Enforce Enforcement
+	// CacheHTTP is --cache-http: a cache built by this run also carries
+	// the catalog as JSON lines, what the HTTP side serves, so that a
+	// later `serve --http-addr` over it need not derive them. With
+	// CacheOnly, an existing cache without them is not what was asked
+	// for: it is rebuilt (refused with enforcement). HTTPAddr (or
+	// HTTPListener) counts as CacheHTTP for the cache.
+	CacheHTTP bool
 	// TempDir holds the temporary answer file of a cold start
 	// (os.TempDir() when empty).
 	TempDir string
@@ -277,7 +285,7 @@ func (s Serve) startHTTP(snap *cache.Snapshot, srv *server.Server, metrics *http
 		}
 		w.served <- err
 	}()
-	log.Info("serving HTTP", "address", lis.Addr().String(), "scheme", scheme, "catalog", name)
+	log.Info("serving HTTP", "address", lis.Addr().String(), "scheme", scheme, "catalog", name, "url", browseURL(scheme, s.HTTPAddr, lis.Addr()))
 	return w, nil
 }
 
@@ -308,6 +316,31 @@ func defaultCatalogName(dir string) string {
 	return name
 }
 
+// browseURL is the URL of the web page served on bound, to open in a
+// browser: the bound address (IPv6 in brackets), or where the server
+// listens on every address (":8088", "0.0.0.0:8088") the loopback one,
+// 127.0.0.1 (::1 when "[::]" was asked for); a host name given in
+// requested (the --http-addr) is kept, as a TLS certificate names it.
+func browseURL(scheme, requested string, bound net.Addr) string {
+	host, port, err := net.SplitHostPort(bound.String())
+	if err != nil {
+		return scheme + "://" + bound.String() + "/"
+	}
+	reqHost, _, _ := net.SplitHostPort(requested)
+	ip := net.ParseIP(host)
+	switch {
+	case reqHost != "" && net.ParseIP(reqHost) == nil && !strings.Contains(reqHost, "%"):
+		host = reqHost
+	case ip != nil && ip.IsUnspecified():
+		host = "127.0.0.1"
+		if ip.To4() == nil && reqHost != "" {
+			host = "::1"
+		}
+	}
+	u := url.URL{Scheme: scheme, Host: net.JoinHostPort(host, port), Path: "/"}
+	return u.String()
+}
+
 func portOf(a net.Addr) string {
 	if _, port, err := net.SplitHostPort(a.String()); err == nil {
 		return port
@@ -315,9 +348,16 @@ func portOf(a net.Addr) string {
 	return a.String()
 }
 
-// walk is how the catalog is read.
+// walk is how the catalog is read. Files other tools read differently
+// are logged as warnings when the catalog is read (not when a cache is
+// reused).
 func (s Serve) walk() []declcfg.WalkOption {
-	return []declcfg.WalkOption{declcfg.WithMaxFileSize(s.MaxFileSize)}
+	opts := []declcfg.WalkOption{declcfg.WithMaxFileSize(s.MaxFileSize)}
+	if s.Logger != nil {
+		log := s.Logger.With("configs", s.CatalogDir)
+		opts = append(opts, declcfg.WithWarnings(func(w *declcfg.Error) { log.Warn(w.Error()) }))
+	}
+	return opts
 }
 
 // load returns the snapshot to serve, applying the cache policy.
@@ -330,16 +370,7 @@ func (s Serve) load(ctx context.Context, fsys fs.FS, log *slog.Logger) (*cache.S
 
 	snap, err := cache.OpenDir(s.CacheDir)
 	if err == nil {
-		err = snap.Fingerprint.Check(ctx, fsys, snap.Path, s.walk()...)
-		if err == nil {
-			// A server that says SERVING must be able to answer every
-			// request: check every stored answer, not only the index.
-			err = snap.Verify(ctx)
-		}
-		if err == nil && s.httpOn() {
-			err = snap.VerifyLines(ctx)
-		}
-		if err != nil {
+		if err = s.checkCache(ctx, fsys, snap, log); err != nil {
 			snap.Close()
 		}
 	}
@@ -359,7 +390,7 @@ func (s Serve) load(ctx context.Context, fsys fs.FS, log *slog.Logger) (*cache.S
 	default:
 		log.Info("building cache", "reason", rej.Error())
 	}
-	snap, err = LoadServeDir(ctx, fsys, s.CacheDir, version.Version, s.walk()...)
+	snap, err = LoadServeDir(ctx, fsys, s.CacheDir, version.Version, s.CacheHTTP || s.httpOn(), s.walk()...)
 	if err == nil {
 		freeOSMemory()
 		log.Info("cache built", "file", snap.Path)
@@ -370,6 +401,79 @@ func (s Serve) load(ctx context.Context, fsys fs.FS, log *slog.Logger) (*cache.S
 	}
 	log.Warn("cannot write the cache directory; serving from a temporary cache", "error", err)
 	return s.buildTemp(ctx, fsys, log)
+}
+
+// checkCache decides whether an opened cache can be served: the catalog's
+// fingerprint must match and every stored answer its checksum (a server
+// that says SERVING must be able to answer every request), and, with HTTP
+// on, the JSON lines their checksum; a cache built without the lines gets
+// them derived from the catalog instead. The checks run at the same time;
+// the first failure stops the others.
+func (s Serve) checkCache(ctx context.Context, fsys fs.FS, snap *cache.Snapshot, log *slog.Logger) error {
+	if s.CacheOnly && (s.CacheHTTP || s.httpOn()) && snap.Lines() == nil {
+		return &cache.RejectedError{Reason: cache.Incomplete, Path: snap.Path,
+			Detail: "it holds no JSON lines of the catalog (it was built without --cache-http), which --cache-http asks for"}
+	}
+	derive := s.httpOn() && snap.Lines() == nil && !s.CacheOnly
+	if derive {
+		defer limitLoadMemory(snap.Fingerprint.Size())()
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg    sync.WaitGroup
+		errs  [4]error // in the order they are reported: stale, damaged answers, damaged lines, derivation
+		lines *cache.LineBuilder
+		inMem bool
+		start = time.Now()
+	)
+	run := func(i int, fn func() error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if errs[i] = fn(); errs[i] != nil {
+				cancel()
+			}
+		}()
+	}
+	run(0, func() error { return snap.Fingerprint.Check(ctx, fsys, snap.Path, s.walk()...) })
+	run(1, func() error { return snap.Verify(ctx) })
+	switch {
+	case derive:
+		run(3, func() (err error) {
+			lines, inMem, err = LoadServeLines(ctx, fsys, s.TempDir, s.walk()...)
+			return err
+		})
+	case s.httpOn():
+		run(2, func() error { return snap.VerifyLines(ctx) })
+	}
+	wg.Wait()
+	var first error
+	for _, err := range errs {
+		// A check stopped by another's failure reports that failure.
+		if err != nil && (first == nil || errors.Is(first, context.Canceled) && !errors.Is(err, context.Canceled)) {
+			first = err
+		}
+	}
+	if first != nil {
+		if lines != nil {
+			lines.Close()
+		}
+		return first
+	}
+	if !derive {
+		return nil
+	}
+	if err := snap.AddLines(lines); err != nil {
+		return err
+	}
+	freeOSMemory()
+	if inMem {
+		log.Warn("no writable temporary directory: keeping the catalog's JSON lines in memory")
+	}
+	log.Info("the cache holds no JSON lines for HTTP (built without --cache-http): derived them from the catalog",
+		"bytes", snap.Lines().Size(), "took", time.Since(start).Round(time.Millisecond))
+	return nil
 }
 
 func (s Serve) buildTemp(ctx context.Context, fsys fs.FS, log *slog.Logger) (*cache.Snapshot, error) {

@@ -25,6 +25,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/fastopm/fastopm/pkg/api"
+	"github.com/fastopm/fastopm/pkg/cache"
 )
 
 // selfSigned writes a certificate for 127.0.0.1 and its key, and returns
@@ -72,12 +73,26 @@ func TestServeHTTP(t *testing.T) {
 		name     string
 		tls      bool
 		cacheDir bool
-	}{{"cold", false, false}, {"cache-dir", false, true}, {"tls", true, false}} {
+		// prebuilt: an image's cache, built by --cache-only before, with
+		// the JSON lines (--cache-http) or without them (derived at start)
+		prebuilt, withLines bool
+	}{
+		{name: "cold"}, {name: "cache-dir", cacheDir: true}, {name: "tls", tls: true},
+		{name: "prebuilt gRPC-only cache", cacheDir: true, prebuilt: true},
+		{name: "prebuilt cache with lines", cacheDir: true, prebuilt: true, withLines: true},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := Serve{CatalogDir: catalogDir(t, serveCatalog), TempDir: t.TempDir(), HTTPCatalogName: "test-catalog"}
 			if tc.cacheDir {
 				s.CacheDir = filepath.Join(t.TempDir(), "cache")
 				s.Enforce = EnforceOff
+			}
+			if tc.prebuilt {
+				build := Serve{CatalogDir: s.CatalogDir, CacheDir: s.CacheDir, CacheOnly: true, CacheHTTP: tc.withLines}
+				if err := build.Run(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				s.Enforce = EnforceOn
 			}
 			scheme, client := "http", http.DefaultClient
 			if tc.tls {
@@ -181,10 +196,61 @@ func TestServeHTTP(t *testing.T) {
 			if _, err := client.Get(base + "/healthz"); err == nil {
 				t.Error("the HTTP server still answers after the stop")
 			}
-			if !strings.Contains(logs.String(), "serving HTTP") {
-				t.Errorf("logs:\n%s", logs)
+			if !strings.Contains(logs.String(), "serving HTTP") || !strings.Contains(logs.String(), " url="+base+"/\n") {
+				t.Errorf("logs lack the URL %s/:\n%s", base, logs)
+			}
+			if derived := strings.Contains(logs.String(), "derived them from the catalog"); derived != (tc.prebuilt && !tc.withLines) {
+				t.Errorf("lines derived: %v; logs:\n%s", derived, logs)
 			}
 		})
+	}
+}
+
+// TestServeCacheHTTP: --cache-only builds a cache for gRPC unless
+// --cache-http asks for the JSON lines too; --cache-http over a cache
+// without them rebuilds it, or refuses it with enforcement.
+func TestServeCacheHTTP(t *testing.T) {
+	t.Parallel()
+	cat := catalogDir(t, serveCatalog)
+	dir := filepath.Join(t.TempDir(), "cache")
+	hasLines := func() bool {
+		t.Helper()
+		snap, err := cache.OpenDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer snap.Close()
+		return snap.Lines() != nil
+	}
+	run := func(s Serve) error {
+		s.CatalogDir, s.CacheDir, s.CacheOnly = cat, dir, true
+		return s.Run(t.Context())
+	}
+	if err := run(Serve{}); err != nil {
+		t.Fatal(err)
+	}
+	if hasLines() {
+		t.Fatal("--cache-only stored the JSON lines without --cache-http")
+	}
+	if err := run(Serve{Enforce: EnforceOn}); err != nil {
+		t.Fatalf("check of a gRPC-only cache: %v", err)
+	}
+	for _, s := range []Serve{{Enforce: EnforceOn, CacheHTTP: true}, {Enforce: EnforceOn, HTTPAddr: "127.0.0.1:0"}} {
+		err := run(s)
+		if err == nil || !strings.Contains(err.Error(), "integrity check failed") || !strings.Contains(err.Error(), "is incomplete: it holds no JSON lines") {
+			t.Fatalf("check of a cache without lines for HTTP (CacheHTTP %v, HTTPAddr %q) = %v", s.CacheHTTP, s.HTTPAddr, err)
+		}
+	}
+	if err := run(Serve{CacheHTTP: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !hasLines() {
+		t.Fatal("--cache-only --cache-http did not rebuild the cache with the lines")
+	}
+	for _, s := range []Serve{{Enforce: EnforceOn, CacheHTTP: true}, {Enforce: EnforceOn}} {
+		if err := run(s); err != nil {
+			t.Fatalf("check of a cache with lines (CacheHTTP %v): %v", s.CacheHTTP, err)
+		}
 	}
 }
 
@@ -223,6 +289,34 @@ func TestDefaultCatalogName(t *testing.T) {
 	for dir, want := range map[string]string{"/configs": "configs", "/srv/My.Catalog": "my.catalog", "/x/under_score": "catalog", "/": "catalog"} {
 		if got := defaultCatalogName(dir); got != want {
 			t.Errorf("defaultCatalogName(%q) = %q, want %q", dir, got, want)
+		}
+	}
+}
+
+// TestBrowseURL: the URL serve logs for the web page.
+func TestBrowseURL(t *testing.T) {
+	tcp := func(ip string, port int) net.Addr { return &net.TCPAddr{IP: net.ParseIP(ip), Port: port} }
+	for _, tc := range []struct {
+		scheme, requested string
+		bound             net.Addr
+		want              string
+	}{
+		{"http", ":8088", tcp("::", 8088), "http://127.0.0.1:8088/"}, // what net.Listen(":8088") gives
+		{"http", ":8088", tcp("0.0.0.0", 8088), "http://127.0.0.1:8088/"},
+		{"http", "0.0.0.0:8088", tcp("0.0.0.0", 8088), "http://127.0.0.1:8088/"},
+		{"http", "[::]:8088", tcp("::", 8088), "http://[::1]:8088/"},
+		{"https", ":8443", tcp("::", 8443), "https://127.0.0.1:8443/"},
+		{"http", "127.0.0.1:0", tcp("127.0.0.1", 41234), "http://127.0.0.1:41234/"},
+		{"http", "[::1]:8088", tcp("::1", 8088), "http://[::1]:8088/"},
+		{"http", "[2001:db8::5]:80", tcp("2001:db8::5", 80), "http://[2001:db8::5]:80/"},
+		{"http", "192.0.2.7:8088", tcp("192.0.2.7", 8088), "http://192.0.2.7:8088/"},
+		{"https", "catalog.example.com:8443", tcp("192.0.2.7", 8443), "https://catalog.example.com:8443/"},
+		{"http", "localhost:0", tcp("127.0.0.1", 41234), "http://localhost:41234/"},
+		{"http", "", tcp("127.0.0.1", 41234), "http://127.0.0.1:41234/"}, // a listener given (tests)
+		{"http", "", tcp("::", 41234), "http://127.0.0.1:41234/"},
+	} {
+		if got := browseURL(tc.scheme, tc.requested, tc.bound); got != tc.want {
+			t.Errorf("browseURL(%q, %q, %v) = %q, want %q", tc.scheme, tc.requested, tc.bound, got, tc.want)
 		}
 	}
 }

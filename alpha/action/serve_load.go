@@ -2,6 +2,7 @@ package action
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 
 	"github.com/fastopm/fastopm/alpha/declcfg"
@@ -58,12 +59,21 @@ func LoadServeTemp(ctx context.Context, fsys fs.FS, tmpDir string, lines bool, w
 
 // LoadServeDir loads the catalog at fsys into a new cache in dir (created
 // when missing), replacing the cache there atomically, and returns it
-// opened. producer is the version of opm recorded in the cache. It is
-// `opm serve --cache-dir`'s build, and --cache-only's.
-func LoadServeDir(ctx context.Context, fsys fs.FS, dir, producer string, walk ...declcfg.WalkOption) (*cache.Snapshot, error) {
+// opened. producer is the version of opm recorded in the cache. With
+// lines, the cache also carries the catalog as JSON lines for the HTTP
+// side (`--cache-http`); without, it holds what gRPC serves, and
+// LoadServeLines derives the lines when HTTP is asked for. It is `opm
+// serve --cache-dir`'s build, and --cache-only's.
+func LoadServeDir(ctx context.Context, fsys fs.FS, dir, producer string, lines bool, walk ...declcfg.WalkOption) (*cache.Snapshot, error) {
 	b, err := cache.NewDirBuild(dir)
 	if err != nil {
 		return nil, err
+	}
+	if lines {
+		if err := b.KeepLines(); err != nil {
+			b.Abort()
+			return nil, err
+		}
 	}
 	// The fingerprint is taken first: if the catalog changes during the
 	// build, the cache is stale at the next start rather than wrong.
@@ -80,6 +90,33 @@ func LoadServeDir(ctx context.Context, fsys fs.FS, dir, producer string, walk ..
 		return nil, err
 	}
 	return b.Commit(ctx, x, fp, producer)
+}
+
+// LoadServeLines reads the catalog at fsys as JSON lines in catalogd's
+// order, for a saved cache built without them that is to serve HTTP: the
+// lines are what a cache built with them holds, byte for byte, read from
+// the same catalog (the caller checks the cache's fingerprint). They wait
+// in unlinked temporary files in tmpDir (os.TempDir() when empty), or in
+// memory when no file can be created there (inMemory); give the result to
+// the snapshot with Snapshot.AddLines, or Close it.
+func LoadServeLines(ctx context.Context, fsys fs.FS, tmpDir string, walk ...declcfg.WalkOption) (b *cache.LineBuilder, inMemory bool, err error) {
+	dst := scratch.CreateOrMemory(tmpDir, "fastopm-lines-*.cache")
+	b, err = cache.NewLineBuilder(dst, scratch.CreateOrMemory(tmpDir, "fastopm-lines-*.tmp"))
+	if err != nil {
+		dst.Close()
+		return nil, false, err
+	}
+	err = declcfg.Walk(ctx, fsys, func(blob *declcfg.Blob) error {
+		if err := b.PutLine(blob); err != nil {
+			return fmt.Errorf("store %s: %w", blob.Pos(), err)
+		}
+		return nil
+	}, walk...)
+	if err != nil {
+		b.Close()
+		return nil, false, err
+	}
+	return b, dst.InMemory(), nil
 }
 
 // catalogSize is the size of the files the loader will read, or 0 when

@@ -29,7 +29,7 @@ func TestValidateShapes(t *testing.T) {
 			switch s.Name {
 			case "channels":
 				wantChannels = n
-			case "chain":
+			case "chain", "skips", "skiprange":
 				wantBundles = n
 			case "shared-bundle":
 				wantChannels = n
@@ -51,7 +51,7 @@ func TestValidateShapes(t *testing.T) {
 					var i int
 					fmt.Sscanf(name, "channel-%d", &i)
 					want = fmt.Sprintf("shape.v1.0.%d", i)
-				case "chain":
+				case "chain", "skips", "skiprange":
 					want = fmt.Sprintf("shape.v1.0.%d", n-1)
 				}
 				if head.Name != want || !head.HasBlob {

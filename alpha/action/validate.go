@@ -18,14 +18,19 @@ import (
 type Validate struct {
 	// FS is the catalog root.
 	FS fs.FS
-	// Strict turns schema warnings (the CUE schema is stricter than
-	// upstream opm) into errors.
+	// Strict turns warnings (the CUE schema's findings, stricter than
+	// upstream opm; files other tools read differently) into errors.
 	Strict bool
 	// SkipSchema skips the CUE schema check.
 	SkipSchema bool
 	// MaxFileSize is the largest catalog file read, in bytes (0: the
 	// loader's default, declcfg.DefaultMaxFileSize; < 0: no limit).
 	MaxFileSize int64
+	// Visit, when set, is given every blob too, so that a caller reads
+	// what else it needs of the catalog in the same pass. It is called
+	// from several goroutines at once; the blob is only valid during the
+	// call.
+	Visit func(*declcfg.Blob)
 }
 
 // ValidationResult is what Validate found.
@@ -75,10 +80,14 @@ func (v Validate) Run(ctx context.Context) (*ValidationResult, error) {
 	}
 	err := declcfg.Walk(ctx, v.FS, func(b *declcfg.Blob) error {
 		if chk != nil {
-			if vs := chk.Check(b.Schema, declcfg.NormalizeMetaKeys(b.JSON)); len(vs) > 0 {
-				ps := make(model.Problems, 0, len(vs))
-				for _, viol := range vs {
-					ps = append(ps, schemaProblem(b, viol, sev))
+			blob := declcfg.NormalizeMetaKeys(b.JSON)
+			if vs := chk.Check(b.Schema, blob); len(vs) > 0 {
+				// Only a blob with findings pays for their words
+				// and for the lines of its fields.
+				fs := chk.Explain(b.Schema, blob, vs)
+				ps := make(model.Problems, 0, len(fs))
+				for _, f := range fs {
+					ps = append(ps, schemaProblem(b, f, sev))
 				}
 				mu.Lock()
 				extras = append(extras, ps...)
@@ -86,43 +95,42 @@ func (v Validate) Run(ctx context.Context) (*ValidationResult, error) {
 			}
 		}
 		bld.AddBlob(b)
+		if v.Visit != nil {
+			v.Visit(b)
+		}
 		return nil
-	}, declcfg.WithMaxFileSize(v.MaxFileSize))
+	}, declcfg.WithMaxFileSize(v.MaxFileSize), declcfg.WithWarnings(func(w *declcfg.Error) {
+		mu.Lock()
+		defer mu.Unlock()
+		extras = append(extras, model.Problem{Rule: model.RuleReadElsewhere, Severity: sev, Message: w.Error(),
+			File: w.Path, Line: w.Line, Column: w.Col})
+	}))
 	var walkErrs declcfg.Errors
 	if err != nil && !errors.As(err, &walkErrs) {
 		return nil, err
 	}
-	if len(walkErrs) > 0 {
-		bld.MarkIncomplete()
-	}
+	bld.AddLoadErrors(walkErrs)
 	m, problems := bld.Build()
-	var all model.Problems
-	for _, e := range walkErrs {
-		all = append(all, model.ParseProblem(e))
-	}
-	all = append(all, problems...)
-	all = append(all, sortProblems(extras)...)
+	all := append(problems, sortProblems(extras)...)
 	return &ValidationResult{Problems: all, Model: m}, nil
 }
 
-// schemaProblem reports a CUE violation at its blob.
-func schemaProblem(b *declcfg.Blob, v schema.Violation, sev model.Severity) model.Problem {
+// schemaProblem reports a schema finding at its field.
+func schemaProblem(b *declcfg.Blob, f schema.Finding, sev model.Severity) model.Problem {
 	what := b.Schema
 	if b.Name != "" {
 		what = fmt.Sprintf("%s %q", b.Schema, b.Name)
 	}
-	field := v.Path
-	if field == "" {
-		field = "(blob)"
-	}
+	line, col := b.Locate(f.Steps)
 	p := model.Problem{
 		Rule:     model.RuleSchema,
 		Severity: sev,
-		Message:  fmt.Sprintf("%s: %s: %s: %s", b.Pos(), what, field, v.Message),
+		Message:  fmt.Sprintf("%s:%d:%d: %s: %s", b.Path, line, col, what, f.Words),
 		Package:  b.Package,
 		File:     b.Path,
-		Line:     b.Line,
-		Column:   b.Col,
+		Line:     line,
+		Column:   col,
+		Field:    f.Path,
 	}
 	switch b.Schema {
 	case declcfg.SchemaPackage:

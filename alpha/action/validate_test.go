@@ -64,6 +64,10 @@ func describe(res *ValidationResult) string {
 	}
 	if err := res.Err(); err != nil {
 		fmt.Fprintf(&b, "== error ==\n%s\n", err)
+		if report := res.Problems.Report(); report != err.Error()+"\n" {
+			// What a terminal shows, in this project's words.
+			fmt.Fprintf(&b, "== report ==\n%s", report)
+		}
 	} else {
 		b.WriteString("== passed ==\n")
 	}

@@ -45,6 +45,7 @@ var ErrTooLarge = errors.New("file too large")
 type walkOptions struct {
 	concurrency int
 	maxFileSize int64
+	warn        func(*Error)
 }
 
 func newWalkOptions(opts []WalkOption) walkOptions {
@@ -77,6 +78,15 @@ func WithMaxFileSize(n int64) WalkOption {
 			o.maxFileSize = n
 		}
 	}
+}
+
+// WithWarnings has Walk call warn for each file that it reads whole but
+// that other tools read differently (a JSON stream after a byte order
+// mark, which upstream opm and catalogd cut after its first object). The
+// calls come after the walk, in file order, from the goroutine that
+// called Walk.
+func WithWarnings(warn func(w *Error)) WalkOption {
+	return func(o *walkOptions) { o.warn = warn }
 }
 
 // ListFiles lists the catalog tree at root as the loader reads it: every

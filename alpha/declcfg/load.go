@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,6 +38,12 @@ type Blob struct {
 	// so a consumer may drop it and read it back from the file later.
 	Offset   int
 	Verbatim bool
+	// Text is the blob as the file writes it: the JSON value's bytes, or
+	// the YAML document's (without its separator line). It starts at Line
+	// and Col; Locate finds a field's position in it.
+	Text []byte
+	// fromYAML: Text is a YAML document.
+	fromYAML bool
 }
 
 // Pos formats the blob's position as path:line:col.
@@ -53,16 +60,25 @@ type Error struct {
 	Path      string
 	Line, Col int
 	Err       error
+
+	// hint adds the advice to list the file in an .indexignore: the
+	// file may not be catalog data at all (a README, a binary). It is
+	// dropped for a file with catalog blobs.
+	hint bool
 }
 
 func (e *Error) Error() string {
+	hint := ""
+	if e.hint {
+		hint = notCatalogHint
+	}
 	switch {
 	case e.Line > 0 && e.Col > 0:
-		return fmt.Sprintf("%s:%d:%d: %v", e.Path, e.Line, e.Col, e.Err)
+		return fmt.Sprintf("%s:%d:%d: %v%s", e.Path, e.Line, e.Col, e.Err, hint)
 	case e.Line > 0:
-		return fmt.Sprintf("%s:%d: %v", e.Path, e.Line, e.Err)
+		return fmt.Sprintf("%s:%d: %v%s", e.Path, e.Line, e.Err, hint)
 	default:
-		return fmt.Sprintf("%s: %v", e.Path, e.Err)
+		return fmt.Sprintf("%s: %v%s", e.Path, e.Err, hint)
 	}
 }
 
@@ -112,10 +128,11 @@ func Walk(ctx context.Context, root fs.FS, fn WalkFunc, opts ...WalkOption) erro
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var (
-		mu     sync.Mutex
-		next   int
-		wg     sync.WaitGroup
-		perErr = make([]Errors, len(files))
+		mu      sync.Mutex
+		next    int
+		wg      sync.WaitGroup
+		perErr  = make([]Errors, len(files))
+		perWarn = make([]Errors, len(files))
 	)
 	for w := 0; w < min(o.concurrency, max(len(files), 1)); w++ {
 		wg.Add(1)
@@ -142,13 +159,20 @@ func Walk(ctx context.Context, root fs.FS, fn WalkFunc, opts ...WalkOption) erro
 					cancel(err)
 					return
 				}
-				perErr[i] = fileErrs
+				perErr[i], perWarn[i] = fileErrs, p.warnings
 			}
 		}()
 	}
 	wg.Wait()
 	if err := context.Cause(ctx); err != nil {
 		return err
+	}
+	if o.warn != nil {
+		for _, ws := range perWarn {
+			for _, w := range ws {
+				o.warn(w)
+			}
+		}
 	}
 	for _, fe := range perErr {
 		errs = append(errs, fe...)
@@ -175,6 +199,8 @@ type parser struct {
 	canon   canonjson.Canonicalizer
 	yaml    []byte
 	blob    Blob
+	// warnings are the last file's (WithWarnings).
+	warnings Errors
 }
 
 // readFile reads the whole file into the worker's buffer.
@@ -222,6 +248,21 @@ func (p *parser) readFile(root fs.FS, name string) ([]byte, error) {
 // parseFile reads one file and hands its blobs to fn. Problems with the
 // file's content are returned as Errors; err is fn's error.
 func (p *parser) parseFile(root fs.FS, name string, fileIdx int, fn WalkFunc) (Errors, error) {
+	p.warnings = nil
+	errs, err := p.parseBlobs(root, name, fileIdx, fn)
+	if p.blob.Index > 0 {
+		// The file holds catalog blobs: it is catalog data whatever is
+		// wrong in it, so listing it in an .indexignore is no advice.
+		for _, e := range errs {
+			e.hint = false
+		}
+	}
+	return errs, err
+}
+
+// parseBlobs is parseFile without the last touches.
+func (p *parser) parseBlobs(root fs.FS, name string, fileIdx int, fn WalkFunc) (Errors, error) {
+	p.blob.Index = 0
 	src, err := p.readFile(root, name)
 	switch {
 	case errors.Is(err, ErrTooLarge), errors.Is(err, ErrNotRegular):
@@ -230,7 +271,15 @@ func (p *parser) parseFile(root fs.FS, name string, fileIdx int, fn WalkFunc) (E
 		return Errors{{Path: name, Err: fmt.Errorf("cannot read: %w", unwrapPathError(err))}}, nil
 	}
 	if len(bytes.TrimSpace(src)) == 0 {
-		return Errors{{Path: name, Err: fmt.Errorf("%w: the file is empty"+notCatalogHint, ErrNotCatalog)}}, nil
+		return Errors{{Path: name, Err: fmt.Errorf("%w: the file is empty", ErrNotCatalog), hint: true}}, nil
+	}
+	if allNUL(src) {
+		// What a write that never completed leaves behind. Upstream
+		// reads such a file as empty when its size is a multiple of
+		// 4096 bytes (its line reader drops a last unterminated line of
+		// that length) and refuses it otherwise; an empty file is
+		// refused here.
+		return Errors{{Path: name, Err: fmt.Errorf("%w: the file holds only NUL bytes (%d), as a file whose writing never completed does", ErrNotCatalog, len(src)), hint: true}}, nil
 	}
 	if bytes.HasPrefix(src, utf8BOM) && canonjson.IsJSONStream(src[len(utf8BOM):]) {
 		// A byte order mark before a JSON stream: upstream takes the file
@@ -238,22 +287,28 @@ func (p *parser) parseFile(root fs.FS, name string, fileIdx int, fn WalkFunc) (E
 		// the rest. Read it as the JSON stream it is. (The buffer is
 		// ours; blanks keep every offset in the file.)
 		copy(src, "   ")
+		defer func() {
+			if p.blob.Index > 1 {
+				p.warnings = append(p.warnings, &Error{Path: name, Line: 1, Err: fmt.Errorf(
+					"the file starts with a UTF-8 byte order mark and holds a JSON stream of %d objects: opm reads them all, but upstream opm and catalogd read only the first; remove the byte order mark", p.blob.Index)})
+			}
+		}()
 	}
 	lc := lineCounter{src: src, line: 1}
 	var errs Errors
 	// emit hands a blob to fn; a blob that is not a catalog object (no
 	// schema, not an object, ...) is returned as badBlob instead.
-	emit := func(off int, verbatim bool, canon []byte, line, col int) (badBlob *Error, err error) {
+	emit := func(off int, verbatim bool, canon, text []byte, fromYAML bool, line, col int) (badBlob *Error, err error) {
 		b := &p.blob
-		*b = Blob{Path: name, File: fileIdx, Index: b.Index, Line: line, Col: col, Offset: off, Verbatim: verbatim}
+		*b = Blob{Path: name, File: fileIdx, Index: b.Index, Line: line, Col: col, Offset: off, Verbatim: verbatim, Text: text, fromYAML: fromYAML}
 		b.JSON = canon
 		if err := extractMeta(&b.Meta); err != nil {
-			return &Error{Path: name, Line: line, Col: col, Err: err}, nil
+			hint := errors.Is(err, ErrNotCatalog) || errors.Is(err, errNoSchema) && !hasBlobKey(canon)
+			return &Error{Path: name, Line: line, Col: col, Err: err, hint: hint}, nil
 		}
 		b.Index++
 		return nil, fn(b)
 	}
-	p.blob.Index = 0
 
 	// Upstream's decoder (apimachinery's YAMLOrJSONDecoder) reads a file
 	// that starts with '{' as a JSON stream. When a value does not decode
@@ -287,7 +342,7 @@ func (p *parser) parseFile(root fs.FS, name string, fileIdx int, fn WalkFunc) (E
 			}
 			line, col := lc.at(start)
 			verbatim := end-start == len(canon) && len(canon) > 0 && &canon[0] == &src[start]
-			bad, err := emit(start, verbatim, canon, line, col)
+			bad, err := emit(start, verbatim, canon, src[start:end], false, line, col)
 			if err != nil {
 				return errs, err
 			}
@@ -328,7 +383,7 @@ func (p *parser) parseFile(root fs.FS, name string, fileIdx int, fn WalkFunc) (E
 			// bytes; separator lines never reach it, so they may hold
 			// anything after a '#'.)
 			line, col := lc.at(doc.Offset + bad)
-			fail(&Error{Path: name, Line: line, Col: col, Err: fmt.Errorf("%w: binary data (byte 0x%02x) in a file that is neither JSON nor YAML text"+notCatalogHint, ErrNotCatalog, src[doc.Offset+bad])})
+			fail(&Error{Path: name, Line: line, Col: col, Err: fmt.Errorf("%w: binary data (byte 0x%02x) in a file that is neither JSON nor YAML text", ErrNotCatalog, src[doc.Offset+bad]), hint: true})
 			return errBinary
 		}
 		if isBlank(doc.Data) {
@@ -341,7 +396,7 @@ func (p *parser) parseFile(root fs.FS, name string, fileIdx int, fn WalkFunc) (E
 			fail(yamlError(name, doc, err))
 			return nil
 		}
-		bad, err := emit(doc.Offset, false, p.yaml, doc.Line, 1)
+		bad, err := emit(doc.Offset, false, p.yaml, doc.Data, true, doc.Line, 1)
 		if err != nil {
 			fnErr = err
 			return err
@@ -450,24 +505,98 @@ func firstBinary(src []byte) int {
 
 var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): `)
 
+// yamlParserProblems are the problems go-yaml v2's parser (not its
+// scanner) reports. It numbers their lines from 0 while it numbers the
+// scanner's from 1 (decode.go, parser.fail): the line it gives for them
+// is the one before the error's.
+var yamlParserProblems = []string{
+	"did not find expected <stream-start>",
+	"did not find expected <document start>",
+	"did not find expected node content",
+	"did not find expected '-' indicator",
+	"did not find expected key",
+	"did not find expected ',' or ']'",
+	"did not find expected ',' or '}'",
+	"found undefined tag handle",
+	"found duplicate %YAML directive",
+	"found incompatible YAML document",
+	"found duplicate %TAG directive",
+}
+
 // yamlError turns a go-yaml error into an Error at the file's line.
 func yamlError(name string, doc canonjson.YAMLDoc, err error) *Error {
 	msg := err.Error()
 	e := &Error{Path: name, Line: doc.Line}
 	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		msg = strings.TrimPrefix(msg, m[0])
 		if n, convErr := strconv.Atoi(m[1]); convErr == nil {
+			if slices.Contains(yamlParserProblems, msg) {
+				// At most the document's last line: the end of the
+				// stream is the line after it.
+				n = min(n+1, max(bytes.Count(doc.Data, []byte{'\n'})+boolInt(!bytes.HasSuffix(doc.Data, []byte{'\n'})), 1))
+			}
 			e.Line = doc.Line + n - 1
 		}
-		msg = strings.TrimPrefix(msg, m[0])
 	} else {
 		msg = strings.TrimPrefix(msg, "yaml: ")
 	}
-	if strings.HasPrefix(msg, "unmarshal errors") || strings.Contains(msg, "cannot unmarshal") {
-		e.Err = fmt.Errorf("invalid YAML: %s", msg)
-	} else {
-		e.Err = fmt.Errorf("invalid YAML: %s"+notCatalogHint, msg)
+	e.Err = fmt.Errorf("invalid YAML: %s", msg)
+	if !strings.HasPrefix(msg, "unmarshal errors") && !strings.Contains(msg, "cannot unmarshal") {
+		e.hint = !meantAsBlob(doc.Data)
 	}
 	return e
+}
+
+// meantAsBlob reports whether a YAML document that does not parse reads as
+// a catalog blob all the same: a line starts with a "schema:" key, and
+// every line that starts at the left margin is a key, a list item or a
+// comment (prose, a README, has lines of other words there).
+func meantAsBlob(doc []byte) bool {
+	schema := false
+	for len(doc) > 0 {
+		line := doc
+		if nl := bytes.IndexByte(doc, '\n'); nl >= 0 {
+			line, doc = doc[:nl], doc[nl+1:]
+		} else {
+			doc = nil
+		}
+		line = bytes.TrimRight(line, " \t\r")
+		switch {
+		case len(line) == 0 || line[0] == ' ' || line[0] == '\t' || line[0] == '#' || line[0] == '-' && (len(line) == 1 || line[1] == ' '):
+		case yamlKeyRE.Match(line):
+			if schemaKeyRE.Match(line) {
+				schema = true
+			}
+		default:
+			return false
+		}
+	}
+	return schema
+}
+
+var (
+	yamlKeyRE   = regexp.MustCompile(`^("[^"]*"|'[^']*'|[^\s#:"'][^:]*?)\s*:(\s|$)`)
+	schemaKeyRE = regexp.MustCompile(`^(?i)["']?schema["']?\s*:`)
+)
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// allNUL reports whether src is made of NUL bytes only.
+func allNUL(src []byte) bool {
+	if len(src) == 0 || src[0] != 0 {
+		return false
+	}
+	for _, c := range src {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // lineCounter turns increasing byte offsets into line and column numbers
@@ -500,7 +629,7 @@ func (lc *lineCounter) at(off int) (line, col int) {
 func extractMeta(m *Meta) error {
 	if canonjson.Kind(m.JSON) != '{' {
 		t := canonjson.TypeName(m.JSON)
-		return fmt.Errorf("%w: expected an object with a schema, found %s %s"+notCatalogHint, ErrNotCatalog, article(t), t)
+		return fmt.Errorf("%w: expected an object with a schema, found %s %s", ErrNotCatalog, article(t), t)
 	}
 	needFold := false
 	canonjson.ForEachMember(m.JSON, func(key, _ []byte) bool {
@@ -559,9 +688,31 @@ func extractMeta(m *Meta) error {
 		return errors.New(strings.Join(dups, "; "))
 	}
 	if m.Schema == "" {
-		return errors.New(`the object has no "schema" key (or it is empty): every catalog blob needs a schema`)
+		return errNoSchema
 	}
 	return nil
+}
+
+// errNoSchema is extractMeta's error for an object without a schema.
+var errNoSchema = errors.New(`the object has no "schema" key (or it is empty): every catalog blob needs a schema`)
+
+// blobKeys are keys of catalog blobs: an object without a schema but with
+// one of them is a blob that lost its schema, not another kind of file.
+var blobKeys = []string{"package", "name", "defaultChannel", "entries", "image", "properties", "relatedImages"}
+
+// hasBlobKey reports whether the canonical object has one of blobKeys.
+func hasBlobKey(obj []byte) bool {
+	found := false
+	canonjson.ForEachMember(obj, func(k, _ []byte) bool {
+		for _, b := range blobKeys {
+			if canonjson.KeyFold(k, b) {
+				found = true
+				return false
+			}
+		}
+		return true
+	})
+	return found
 }
 
 func article(word string) string {

@@ -88,7 +88,18 @@ func TestWalkErrors(t *testing.T) {
 		{"json syntax", fstest.MapFS{"x.json": {Data: []byte("{\"schema\":\"a\"}\n{\"schema\" \"b\"}")}},
 			[]string{`x.json:2:11: invalid JSON: invalid character '"' after object key`}},
 		{"yaml syntax", fstest.MapFS{"x.yaml": {Data: []byte("schema: a\n---\nschema: b\n  name: c\n")}},
-			[]string{"x.yaml:4: invalid YAML: mapping values are not allowed in this context" + notCatalogHint}},
+			// The file holds a catalog blob: no .indexignore advice.
+			[]string{"x.yaml:4: invalid YAML: mapping values are not allowed in this context"}},
+		{"yaml syntax in a file of no blob", fstest.MapFS{"x.yaml": {Data: []byte("# Read me\nThis is: a catalog\n  nope: x\n")}},
+			[]string{"x.yaml:3: invalid YAML: mapping values are not allowed in this context" + notCatalogHint}},
+		// go-yaml numbers the lines of its parser's problems from 0: the
+		// line is the one of the error all the same.
+		{"yaml parser problem", fstest.MapFS{"x.yaml": {Data: []byte("schema: olm.channel\nentries:\n  - name: a\n - name: b\n")}},
+			[]string{"x.yaml:4: invalid YAML: did not find expected key"}},
+		{"yaml parser problem at the end", fstest.MapFS{"x.yaml": {Data: []byte("schema: x\n---\nschema: [")}},
+			[]string{"x.yaml:3: invalid YAML: did not find expected node content"}},
+		{"nul bytes", fstest.MapFS{"x.yaml": {Data: make([]byte, 8192)}},
+			[]string{"x.yaml: not a catalog file: the file holds only NUL bytes (8192), as a file whose writing never completed does" + notCatalogHint}},
 		{"not an object", fstest.MapFS{"x.yaml": {Data: []byte("- a\n- b\n")}},
 			[]string{"x.yaml:1:1: not a catalog file: expected an object with a schema, found an array" + notCatalogHint}},
 		{"missing schema", fstest.MapFS{"x.json": {Data: []byte(`{"name":"a"}`)}},
@@ -105,7 +116,7 @@ func TestWalkErrors(t *testing.T) {
 			"a.json": {Data: []byte("{")},
 			"b.yaml": {Data: []byte("schema: [")},
 			"c.yaml": {Data: []byte("schema: ok\n")},
-		}, []string{"a.json:1:2: invalid JSON: unexpected end of JSON input", "b.yaml:1: invalid YAML: did not find expected node content" + notCatalogHint}},
+		}, []string{"a.json:1:2: invalid JSON: unexpected end of JSON input", "b.yaml:1: invalid YAML: did not find expected node content"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

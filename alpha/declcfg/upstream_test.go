@@ -100,7 +100,8 @@ func ourDecode(data []byte) ([][]byte, error) {
 // blobs without a problem; where upstream stops at an error, we must
 // report a problem too, and agree on the blobs before it.
 //
-// One deliberate difference: a byte order mark before a JSON stream makes
+// Two deliberate differences: a last line of 4096·k bytes without a line
+// break, which upstream drops (TestUpstreamDropsA4096ByteLastLine); and a byte order mark before a JSON stream makes
 // upstream read the file as YAML, and only its first object; we read the
 // whole stream, as upstream reads it without the mark.
 func compareWithUpstream(t *testing.T, name string, data []byte) {
@@ -108,6 +109,9 @@ func compareWithUpstream(t *testing.T, name string, data []byte) {
 	up := data
 	if rest := bytes.TrimPrefix(data, utf8BOM); len(rest) < len(data) && canonjson.IsJSONStream(rest) {
 		up = rest
+	}
+	if lastLine := up[bytes.LastIndexByte(up, '\n')+1:]; len(lastLine) > 0 && len(lastLine)%4096 == 0 && !canonjson.IsJSONStream(up) {
+		return // upstream drops that line (TestUpstreamDropsA4096ByteLastLine)
 	}
 	want, upErr := upstreamDecode(up)
 	got, err := ourDecode(data)
@@ -204,5 +208,35 @@ func TestByteOrderMark(t *testing.T) {
 	compareWithUpstream(t, "bom yaml", []byte("\xef\xbb\xbfschema: a\n---\nschema: b\n"))
 	if up, err := upstreamDecode([]byte(stream)); err != nil || len(up) != 1 {
 		t.Errorf("upstream now reads %d blobs (%v): update docs/compatibility.md", len(up), err)
+	}
+}
+
+// TestUpstreamDropsA4096ByteLastLine: upstream's line reader drops the last
+// line of a YAML file when it has no line break and its length is a
+// multiple of 4096 bytes. So it reads a file of 4096·k NUL bytes as empty
+// (and refuses other sizes: control characters); a file of NUL bytes is
+// refused here whatever its size (docs/compatibility.md), and a last line
+// is never dropped.
+func TestUpstreamDropsA4096ByteLastLine(t *testing.T) {
+	for _, n := range []int{4096, 8192} {
+		if blobs, err := upstreamDecode(make([]byte, n)); err != nil || len(blobs) != 0 {
+			t.Errorf("%d NUL bytes: upstream now reads %d blobs, %v: update docs/compatibility.md", n, len(blobs), err)
+		}
+		if _, err := ourDecode(make([]byte, n)); err == nil || !strings.Contains(err.Error(), "only NUL bytes") {
+			t.Errorf("%d NUL bytes: %v", n, err)
+		}
+	}
+	if _, err := upstreamDecode(make([]byte, 100)); err == nil {
+		t.Error("upstream now reads 100 NUL bytes: update docs/compatibility.md")
+	}
+	last := "description: " + strings.Repeat("a", 4096-len("description: "))
+	data := []byte("schema: x\n" + last)
+	up, err := upstreamDecode(data)
+	if err != nil || len(up) != 1 || strings.Contains(string(up[0]), "description") {
+		t.Errorf("upstream now keeps the last line (%q, %v): update docs/compatibility.md", up, err)
+	}
+	ours, err := ourDecode(data)
+	if err != nil || len(ours) != 1 || !strings.Contains(string(ours[0]), `"description":"aaa`) {
+		t.Errorf("ours: %q, %v", ours, err)
 	}
 }

@@ -24,12 +24,28 @@ type jsonWriter struct {
 	indent string
 	depth  int
 	first  bool
+	// out, when set, receives b whenever it grows past
+	// canonjson.FlushSize at the end of a line, so that a blob of any
+	// size is written in bounded memory; err is its first error.
+	out io.Writer
+	err error
 }
 
 func (w *jsonWriter) newline() {
 	if w.indent != "" {
 		w.b = canonjson.AppendNewline(w.b, w.indent, w.depth)
+		if w.out != nil && len(w.b) >= canonjson.FlushSize {
+			w.b = w.flush(w.b)
+		}
 	}
+}
+
+// flush writes b to out and returns b emptied.
+func (w *jsonWriter) flush(b []byte) []byte {
+	if w.err == nil {
+		_, w.err = w.out.Write(b)
+	}
+	return b[:0]
 }
 
 func (w *jsonWriter) open(c byte) {
@@ -78,6 +94,10 @@ func (w *jsonWriter) raw(val []byte) {
 	}
 	if w.indent == "" {
 		w.b = append(w.b, val...)
+		return
+	}
+	if w.out != nil {
+		w.b = canonjson.AppendIndentFlush(w.b, val, w.indent, w.depth, w.flush)
 		return
 	}
 	w.b = canonjson.AppendIndent(w.b, val, w.indent, w.depth)
@@ -239,6 +259,24 @@ func AppendCompactJSON(dst []byte, v any) []byte {
 
 func appendEncoded(dst []byte, v any, indent string) []byte {
 	w := jsonWriter{b: dst, indent: indent}
+	w.encode(v)
+	return w.b
+}
+
+// WriteJSON writes one blob as AppendJSON appends it, in pieces of about
+// canonjson.FlushSize: a blob whose indented form is far larger than its
+// canonical one (deep nesting) is never held whole. buf is scratch space,
+// returned for reuse.
+func WriteJSON(w io.Writer, buf []byte, v any) ([]byte, error) {
+	jw := jsonWriter{b: buf[:0], indent: RenderIndent, out: w}
+	jw.encode(v)
+	if jw.err == nil && len(jw.b) > 0 {
+		_, jw.err = w.Write(jw.b)
+	}
+	return jw.b[:0], jw.err
+}
+
+func (w *jsonWriter) encode(v any) {
 	switch t := v.(type) {
 	case *Package:
 		w.pkg(t)
@@ -253,10 +291,9 @@ func appendEncoded(dst []byte, v any, indent string) []byte {
 	default:
 		panic(fmt.Sprintf("declcfg: cannot encode %T", v))
 	}
-	if indent != "" {
+	if w.indent != "" {
 		w.b = append(w.b, '\n')
 	}
-	return w.b
 }
 
 // AppendYAML appends one blob as upstream's `opm render -o yaml` writes it:
@@ -286,6 +323,20 @@ func ParseFormat(s string) (Format, error) {
 		return Format(s), nil
 	}
 	return "", fmt.Errorf("invalid output format %q: must be json or yaml", s)
+}
+
+// Write writes one blob in format f to w; JSON is written in pieces
+// (WriteJSON). buf is scratch space, returned for reuse.
+func (f Format) Write(w io.Writer, buf []byte, v any) ([]byte, error) {
+	if f == FormatYAML {
+		var err error
+		if buf, err = AppendYAML(buf[:0], v); err != nil {
+			return buf, err
+		}
+		_, err = w.Write(buf)
+		return buf[:0], err
+	}
+	return WriteJSON(w, buf, v)
 }
 
 // Append appends one blob in format f.
@@ -396,10 +447,7 @@ func (cfg *DeclarativeConfig) WriteTo(w io.Writer, f Format) error {
 	var buf []byte
 	for _, it := range RenderOrder(cfg.Items()) {
 		var err error
-		if buf, err = f.Append(buf[:0], it.Value); err != nil {
-			return err
-		}
-		if _, err = w.Write(buf); err != nil {
+		if buf, err = f.Write(w, buf, it.Value); err != nil {
 			return err
 		}
 	}

@@ -3,10 +3,12 @@ package declcfg
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/fastopm/fastopm/alpha/property"
 	"github.com/fastopm/fastopm/internal/testutil"
+	"github.com/fastopm/fastopm/pkg/canonjson"
 )
 
 // encodeUpstream is upstream's writer: json.Encoder with a four-space
@@ -52,6 +54,46 @@ func TestAppendJSONMatchesEncoder(t *testing.T) {
 		}
 		if got := AppendCompactJSON(nil, v); !bytes.Equal(got, compact.Bytes()) {
 			t.Errorf("%T compact\n got %s\nwant %s", v, got, compact.Bytes())
+		}
+		var streamed bytes.Buffer
+		if _, err := WriteJSON(&streamed, nil, v); err != nil || !bytes.Equal(streamed.Bytes(), want) {
+			t.Errorf("%T WriteJSON (%v)\n got %s\nwant %s", v, err, streamed.Bytes(), want)
+		}
+	}
+}
+
+// chunkWriter records the largest single write.
+type chunkWriter struct {
+	bytes.Buffer
+	largest int
+}
+
+func (w *chunkWriter) Write(p []byte) (int, error) {
+	w.largest = max(w.largest, len(p))
+	return w.Buffer.Write(p)
+}
+
+// TestWriteJSONDeep: a blob nested 3,000 deep, 6 KB compact and 36 MB
+// indented, is written as AppendJSON writes it, in pieces never much over
+// canonjson.FlushSize (each line's indentation is at most 12 KB here).
+func TestWriteJSONDeep(t *testing.T) {
+	const depth = 3000
+	deep := `{"schema":"x","value":` + strings.Repeat("[", depth) + strings.Repeat("]", depth) + "}"
+	for _, v := range []any{
+		&Meta{Schema: "x", JSON: json.RawMessage(deep)},
+		&Bundle{Schema: SchemaBundle, Name: "b", Package: "p", Image: "i",
+			Properties: []property.Property{{Type: "x", Value: json.RawMessage(strings.Repeat("[", depth) + strings.Repeat("]", depth))}}},
+	} {
+		want := AppendJSON(nil, v)
+		var w chunkWriter
+		if _, err := WriteJSON(&w, nil, v); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(w.Bytes(), want) {
+			t.Fatalf("%T: WriteJSON differs from AppendJSON (%d and %d bytes)", v, w.Len(), len(want))
+		}
+		if limit := canonjson.FlushSize + 4*depth*2; w.largest > limit {
+			t.Errorf("%T: a write of %d bytes, want at most %d", v, w.largest, limit)
 		}
 	}
 }

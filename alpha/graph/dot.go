@@ -55,12 +55,27 @@ func (g *Graph) WriteDOT(w io.Writer, s Selection) error {
 		}
 	}
 
+	// A drawing flows left to right, each upgrade step a column; one
+	// with a long chain of upgrades is drawn top to bottom instead,
+	// every channel in rows read like text and the channels one below
+	// the other, so that a chain of thousands of bundles is a block
+	// that fits a screen rather than a line a hundred thousand points
+	// long (and is laid out many times faster).
+	rankdir := "LR"
+	if longestPath(chans) > WrapAt {
+		rankdir = "TB"
+	}
+
 	bw := bufio.NewWriter(w)
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
 	p("digraph catalog {\n")
-	p("  rankdir=LR;\n  newrank=true;\n  compound=true;\n  fontname=\"Helvetica\";\n  fontsize=12;\n")
+	p("  rankdir=%s;\n  newrank=true;\n  compound=true;\n  fontname=\"Helvetica\";\n  fontsize=12;\n", rankdir)
 	p("  node [shape=box, style=\"rounded,filled\", fillcolor=\"#FFFFFF\", fontname=\"Helvetica\", fontsize=10, margin=\"0.2,0.08\"];\n")
 	p("  edge [fontname=\"Helvetica\", fontsize=9];\n")
+	var (
+		prevLast string   // drawn in rows: the start of the last row so far
+		stack    []string // the invisible edges that stack channels
+	)
 	for i := 0; i < len(chans); {
 		pkg := chans[i].Package
 		j := i
@@ -75,17 +90,29 @@ func (g *Graph) WriteDOT(w io.Writer, s Selection) error {
 		}
 		p("  subgraph %s {\n    label=%s;\n%s", dotQuote("cluster_"+pkg), dotQuote(label), attrs)
 		for _, c := range chans[i:j] {
-			g.writeDOTChannel(bw, c, depCh, depBundle)
+			first, last := g.writeDOTChannel(bw, c, depCh, depBundle, rankdir == "TB")
+			if first != "" {
+				// Channels, and packages, one below the other.
+				if prevLast != "" {
+					stack = append(stack, fmt.Sprintf("  %s -> %s [style=invis];\n", prevLast, first))
+				}
+				prevLast = last
+			}
 		}
 		p("  }\n")
 		i = j
+	}
+	for _, e := range stack {
+		p("%s", e)
 	}
 	writeDOTLegend(bw)
 	p("}\n")
 	return bw.Flush()
 }
 
-func (g *Graph) writeDOTChannel(bw *bufio.Writer, c *Channel, depCh, depBundle map[string]string) {
+// writeDOTChannel writes one channel's cluster; drawn in rows, it
+// returns the first node of its first and of its last row.
+func (g *Graph) writeDOTChannel(bw *bufio.Writer, c *Channel, depCh, depBundle map[string]string, rows bool) (first, last string) {
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
 	id := func(bundle string) string { return dotQuote(c.Package + "/" + c.Name + "/" + bundle) }
 	label := "channel " + c.Name
@@ -102,6 +129,7 @@ func (g *Graph) writeDOTChannel(bw *bufio.Writer, c *Channel, depCh, depBundle m
 	entries := map[string]bool{}
 	replaced := map[string]bool{} // a later entry replaces or skips it
 	skipped := map[string]bool{}
+	ranges := skipRanges(c)
 	for _, e := range c.Entries {
 		entries[e.Name] = true
 		if e.Replaces != "" {
@@ -171,7 +199,7 @@ func (g *Graph) writeDOTChannel(bw *bufio.Writer, c *Channel, depCh, depBundle m
 				covered = append(covered, e.From)
 			}
 		}
-		if r := rangeOf(c, n.Name); r != "" {
+		if r := ranges[n.Name]; r != "" {
 			rid := id(n.Name + "/skipRange")
 			what := fmt.Sprintf("covers %d entries", len(covered))
 			switch len(covered) {
@@ -185,7 +213,142 @@ func (g *Graph) writeDOTChannel(bw *bufio.Writer, c *Channel, depCh, depBundle m
 			p("      %s -> %s [style=dotted, tooltip=%s];\n", rid, id(n.Name), dotQuote("skipRange "+r))
 		}
 	}
+	if rows {
+		// Rows of entries, oldest first, the head last: each row one
+		// rank, its nodes side by side, and an invisible edge from the
+		// start of each row to the start of the next keeps them in
+		// order when no edge of the graph does.
+		var row []string
+		per := rowLength(len(c.Entries))
+		flush := func() {
+			p("      { rank=same; %s; }\n", strings.Join(row, "; "))
+			if last != "" {
+				p("      %s -> %s [style=invis];\n", last, row[0])
+			}
+			if first == "" {
+				first = row[0]
+			}
+			last = row[0]
+			row = row[:0]
+		}
+		for i := len(nodes) - 1; i >= 0; i-- {
+			if !entries[nodes[i].Name] {
+				continue
+			}
+			row = append(row, id(nodes[i].Name))
+			if len(row) == per {
+				flush()
+			}
+		}
+		if len(row) > 0 {
+			flush()
+		}
+	}
 	p("    }\n")
+	return first, last
+}
+
+// WrapAt is the longest chain of upgrades (replaces and skips edges one
+// after the other) of a drawing that flows left to right; past it, the
+// drawing goes top to bottom, each channel in rows (rowLength).
+const WrapAt = 20
+
+// rowLength is the number of entries per row of a channel of n entries
+// drawn in rows: at least 10, and about sqrt(0.85 n), so that rows of
+// nodes about 150 points wide and 80 apart make a block about 1.6 times
+// as wide as it is tall, a screen's shape (10,000 entries: 93 per row,
+// 13,200 by 8,000 points).
+func rowLength(n int) int {
+	r := 10
+	for r*r*100 < 85*n {
+		r++
+	}
+	return r
+}
+
+// longestPath is the most replaces and skips edges one after the other
+// in a channel of chans (an edge that closes a cycle is not followed).
+func longestPath(chans []*Channel) int {
+	longest := 0
+	for _, c := range chans {
+		preds := map[string][]string{}
+		for _, e := range c.Entries {
+			if e.Replaces != "" {
+				preds[e.Name] = append(preds[e.Name], e.Replaces)
+			}
+			preds[e.Name] = append(preds[e.Name], e.Skips...)
+		}
+		depth := map[string]int{} // -1 while being computed
+		var walk func(string) int
+		walk = func(name string) int {
+			if d, ok := depth[name]; ok {
+				return max(d, 0)
+			}
+			depth[name] = -1
+			d := 0
+			for _, p := range preds[name] {
+				d = max(d, walk(p)+1)
+			}
+			depth[name] = d
+			return d
+		}
+		for _, e := range c.Entries {
+			longest = max(longest, walk(e.Name))
+		}
+	}
+	return longest
+}
+
+// DrawingSize is what WriteDOT draws: Graphviz's work grows with the
+// clusters (a box per package and per channel), the nodes and the edges.
+type DrawingSize struct {
+	Packages, Channels int
+	// Nodes are the channel entries, the names they point at that are
+	// not entries, and the skipRange notes; Edges the arrows between.
+	Nodes, Edges int
+	// Longest is the most entries of one channel.
+	Longest int
+}
+
+// DrawingSize counts what WriteDOT would draw of the selection, without
+// drawing it.
+func (g *Graph) DrawingSize(s Selection) (DrawingSize, error) {
+	chans, err := g.Select(s)
+	if err != nil {
+		return DrawingSize{}, err
+	}
+	var size DrawingSize
+	pkgs := map[string]bool{}
+	for _, c := range chans {
+		pkgs[c.Package] = true
+		size.Channels++
+		size.Longest = max(size.Longest, len(c.Entries))
+		entries := map[string]bool{}
+		for _, e := range c.Entries {
+			entries[e.Name] = true
+		}
+		nodes := g.Nodes(c)
+		ranges := skipRanges(c)
+		size.Nodes += len(nodes)
+		missing := map[string]bool{}
+		for _, n := range nodes {
+			for _, e := range n.Edges {
+				if !entries[e.From] && !missing[e.From] {
+					missing[e.From] = true
+					size.Nodes++
+				}
+				if e.Kind != SkipRange {
+					size.Edges++
+				}
+			}
+			if ranges[n.Name] != "" {
+				size.Nodes++
+				size.Edges++
+			}
+		}
+	}
+	size.Packages = len(pkgs)
+	return size, nil
 }
 
 func writeDOTLegend(bw *bufio.Writer) {
@@ -206,14 +369,16 @@ func writeDOTLegend(bw *bufio.Writer) {
 `, dotHead, dotSkipped, dotDeprecated, dotMissing, dotMissing)
 }
 
-// rangeOf returns the skipRange of the channel's entry name.
-func rangeOf(c *Channel, name string) string {
+// skipRanges maps the channel's entries to their skipRange (the first
+// entry of a name, as a lookup in entry order finds it).
+func skipRanges(c *Channel) map[string]string {
+	m := make(map[string]string, len(c.Entries))
 	for _, e := range c.Entries {
-		if e.Name == name {
-			return e.SkipRange
+		if _, ok := m[e.Name]; !ok {
+			m[e.Name] = e.SkipRange
 		}
 	}
-	return ""
+	return m
 }
 
 // dotQuote quotes s as a DOT string.

@@ -28,17 +28,44 @@ type Builder struct {
 	bundles  []rec[bundleData]
 	deps     []rec[declcfg.Deprecation]
 	problems Problems
-	// incomplete is set when some blob could not be read: the rules that
-	// need the whole catalog would only report the consequences.
+	// failures are the files and blobs that could not be read: the
+	// packages they may hold blobs of cannot be checked whole.
+	failures []failure
+	// incomplete: no package can be checked whole (MarkIncomplete).
 	incomplete bool
 }
 
+// failure is a file or blob that could not be read, and the problem that
+// reports it (an index into Builder.problems, or -1 for a file: Build
+// reports files first).
+type failure struct {
+	path string
+	// pkg is the package of a blob that could not be decoded.
+	pkg     string
+	err     *declcfg.Error
+	problem int
+}
+
 // MarkIncomplete tells the Builder that some of the catalog could not be
-// read (the loader reported errors): Build then skips the rules whose
-// findings would only be consequences of the missing blobs.
+// read, without saying what: Build then skips, for every package, the
+// rules whose findings would only be consequences of the missing blobs.
+// AddLoadErrors says what, and lets Build check the packages the
+// failures do not concern.
 func (bld *Builder) MarkIncomplete() {
 	bld.mu.Lock()
 	bld.incomplete = true
+	bld.mu.Unlock()
+}
+
+// AddLoadErrors adds the problems the loader reported (declcfg.Walk's
+// Errors): files and blobs that could not be read. Build reports them
+// first, each with the packages it keeps from being checked whole (see
+// unchecked), and checks the other packages fully.
+func (bld *Builder) AddLoadErrors(errs declcfg.Errors) {
+	bld.mu.Lock()
+	for _, e := range errs {
+		bld.failures = append(bld.failures, failure{path: e.Path, err: e, problem: -1})
+	}
 	bld.mu.Unlock()
 }
 
@@ -61,6 +88,8 @@ type bundleData struct {
 	objectCount int
 	parseErr    error // a property that does not decode
 	objectErr   error // a bundle object that cannot be read
+	// deprecated: the blob has an olm.deprecated property.
+	deprecated bool
 }
 
 // NewBuilder returns an empty Builder.
@@ -72,11 +101,15 @@ func NewBuilder() *Builder { return &Builder{} }
 func (bld *Builder) AddBlob(b *declcfg.Blob) {
 	src := Source{b.Path, b.Line}
 	fail := func(err error) {
+		pkg := b.Package
+		if b.Schema == declcfg.SchemaPackage {
+			pkg = b.Name
+		}
 		bld.mu.Lock()
-		bld.incomplete = true
+		bld.failures = append(bld.failures, failure{path: b.Path, pkg: pkg, problem: len(bld.problems)})
 		bld.problems = append(bld.problems, Problem{Rule: RuleParse, Severity: SeverityError, load: true,
 			Message: fmt.Sprintf("%s:%d:%d: invalid %s blob: %v", b.Path, b.Line, b.Col, b.Schema, err),
-			Package: b.Package, File: b.Path, Line: b.Line, Column: b.Col})
+			Package: pkg, File: b.Path, Line: b.Line, Column: b.Col})
 		bld.mu.Unlock()
 	}
 	switch b.Schema {
@@ -139,6 +172,9 @@ func (bld *Builder) bundleData(b *declcfg.Bundle) bundleData {
 			}
 		case property.TypePackageRequired, property.TypeGVK, property.TypeGVKRequired, property.TypeChannel, property.TypeCSVMetadata:
 			err = bld.props.Check(p.Type, p.Value)
+		case property.TypeDeprecated:
+			d.deprecated = true
+			err = bld.props.Check(p.Type, p.Value)
 		case property.TypeBundleObject:
 			d.objectCount++
 			var objErr error
@@ -194,6 +230,7 @@ func (bld *Builder) Build() (Model, Problems) {
 	sortRecs(bld.bundles)
 	sortRecs(bld.deps)
 	b := &build{Builder: bld, m: Model{}, defaults: map[string]string{}, ambiguous: map[string]bool{}}
+	b.attributeFailures()
 	b.packages()
 	b.channels()
 	b.indexEntries()
@@ -202,7 +239,7 @@ func (bld *Builder) Build() (Model, Problems) {
 	b.defaultChannels()
 	b.deprecations()
 	b.validate()
-	return b.m, b.sorted()
+	return b.m, append(b.fileProblems, b.sorted()...)
 }
 
 // build is one run of Build.
@@ -219,7 +256,19 @@ type build struct {
 	// bundle, in channel name order, so that a bundle's channels are
 	// found without looking at every channel of its package.
 	entries map[string]map[string][]*Bundle
+	// uncheckedPkgs are the packages a file or blob that could not be
+	// read may hold blobs of (attributeFailures): the rules that need all
+	// of a package's blobs would only report what is missing.
+	uncheckedPkgs map[string]bool
+	// fileProblems report the files the loader could not read.
+	fileProblems Problems
+	// missingDefault are the empty channels made for default channels
+	// that name no channel (defaultChannels).
+	missingDefault map[*Channel]bool
 }
+
+// unchecked reports whether the package cannot be checked whole.
+func (b *build) unchecked(pkg string) bool { return b.incomplete || b.uncheckedPkgs[pkg] }
 
 func (b *build) load(rule Rule, src Source, pkg, bundle, format string, args ...any) {
 	b.out = append(b.out, Problem{Rule: rule, Severity: SeverityError, load: true,
@@ -256,7 +305,7 @@ func (b *build) channels() {
 		case b.ambiguous[c.Package]:
 			continue
 		case pkg == nil:
-			if !b.incomplete {
+			if !b.unchecked(c.Package) {
 				b.load(RuleUnknownPackage, r.src, "", "", "unknown package %q for channel %q", c.Package, c.Name)
 			}
 			continue
@@ -309,7 +358,7 @@ func (b *build) bundles() {
 			b.load(RuleBundlePackage, r.src, "", d.name, "package name must be set for bundle %q", d.name)
 			continue
 		case pkg == nil:
-			if !b.incomplete {
+			if !b.unchecked(d.pkg) {
 				b.load(RuleUnknownPackage, r.src, "", d.name, "unknown package %q for bundle %q", d.pkg, d.name)
 			}
 			continue
@@ -325,7 +374,7 @@ func (b *build) bundles() {
 		for _, mb := range inChannels {
 			mb.Invalid = true // until the checks below pass
 		}
-		if len(inChannels) == 0 && !b.incomplete {
+		if len(inChannels) == 0 && !b.unchecked(d.pkg) {
 			b.load(RuleBundleNotInChannel, r.src, d.pkg, d.name, "package %q, bundle %q not found in any channel entries", d.pkg, d.name)
 		}
 		if !b.bundleValid(r.src, &d) {
@@ -346,6 +395,7 @@ func (b *build) bundles() {
 			mb.Image = d.image
 			mb.Version, mb.Release = ver, rel
 			mb.ObjectCount = d.objectCount
+			mb.LegacyDeprecated = d.deprecated
 			mb.Source = r.src
 		}
 	}
@@ -413,12 +463,9 @@ func imageProblem(bd *declcfg.Bundle) string {
 // fills, per package. (Upstream only checks the last channel it reads of
 // each package; every channel is checked here.)
 func (b *build) entriesWithoutBundles() {
-	if b.incomplete {
-		return
-	}
 	for _, name := range sortedPackageNames(b.m) {
 		pkg := b.m[name]
-		if b.ambiguous[name] {
+		if b.ambiguous[name] || b.unchecked(name) {
 			continue
 		}
 		missing := map[string]bool{}
@@ -445,15 +492,18 @@ func (b *build) entriesWithoutBundles() {
 }
 
 // defaultChannels gives a package whose default channel is declared but
-// does not exist an empty channel of that name, as upstream does, so the
-// graph validation reports it as a channel without bundles.
+// does not exist an empty channel of that name, as upstream does. Upstream
+// then reports a channel without bundles; validate reports the default
+// channel that names no channel (its words in upstream's tree).
 func (b *build) defaultChannels() {
+	b.missingDefault = map[*Channel]bool{}
 	for name, pkg := range b.m {
 		def := b.defaults[name]
 		if def != "" && pkg.DefaultChannel == nil {
 			ch := &Channel{Package: pkg, Name: def, Bundles: map[string]*Bundle{}, Source: pkg.Source}
 			pkg.DefaultChannel = ch
 			pkg.Channels[def] = ch
+			b.missingDefault[ch] = true
 		}
 	}
 }
@@ -468,7 +518,7 @@ func (b *build) deprecations() {
 		}
 		pkg := b.m[d.Package]
 		if pkg == nil {
-			if !b.incomplete {
+			if !b.unchecked(d.Package) {
 				b.load(RuleUnknownPackage, r.src, "", "", "cannot apply deprecations to an unknown package %q", d.Package)
 			}
 			continue
@@ -476,6 +526,8 @@ func (b *build) deprecations() {
 		if b.ambiguous[d.Package] {
 			continue
 		}
+		// A bundle or channel it names may be in what could not be read.
+		complete := !b.unchecked(d.Package)
 		if byPkg[d.Package] {
 			b.load(RuleDeprecation, r.src, d.Package, "", "expected a maximum of one deprecation per package: %q", d.Package)
 			continue
@@ -503,13 +555,15 @@ func (b *build) deprecations() {
 						found = true
 					}
 				}
-				if !found {
+				if !found && complete {
 					b.load(RuleDeprecation, r.src, d.Package, ref.Name, "cannot deprecate bundle %q for package %q: bundle not found", ref.Name, d.Package)
 				}
 			case declcfg.SchemaChannel:
 				ch := pkg.Channels[ref.Name]
 				if ch == nil {
-					b.load(RuleDeprecation, r.src, d.Package, "", "cannot deprecate channel %q for package %q: channel not found", ref.Name, d.Package)
+					if complete {
+						b.load(RuleDeprecation, r.src, d.Package, "", "cannot deprecate channel %q for package %q: channel not found", ref.Name, d.Package)
+					}
 					continue
 				}
 				ch.Deprecation = dep

@@ -74,6 +74,12 @@ type Bundle struct {
 	// HasBlob is false for a channel entry without a valid olm.bundle
 	// blob; Invalid is true when the blob exists but broke a load rule.
 	HasBlob, Invalid bool
+	// LegacyDeprecated is true when the blob has the olm.deprecated
+	// property (catalogs migrated from sqlite, where `opm index
+	// deprecatetruncate` set it): OLM v0's resolver never installs such a
+	// bundle. Deprecation is the olm.deprecations blob's message, which
+	// OLM only reports.
+	LegacyDeprecated bool
 }
 
 // Deprecation is a deprecation message for a package, channel or bundle.

@@ -57,6 +57,13 @@ const (
 	RuleBundleName         Rule = "bundle-name"           // a bundle without a name, or not the normalized name of its release
 )
 
+// Rules that upstream does not have: what it reports as another problem,
+// or not at all.
+const (
+	RuleReadElsewhere  Rule = "read-differently"        // a file other tools read differently (a JSON stream after a byte order mark)
+	RuleUnknownDefault Rule = "unknown-default-channel" // default channel names no channel of the package (upstream: an empty channel)
+)
+
 // Problem is one finding about a catalog.
 type Problem struct {
 	Rule     Rule     `json:"rule"`
@@ -69,12 +76,23 @@ type Problem struct {
 	File    string `json:"file,omitempty"`
 	Line    int    `json:"line,omitempty"`
 	Column  int    `json:"column,omitempty"`
+	// Field is the path of the field at fault in the blob (schema
+	// problems), e.g. "icon.base64data".
+	Field string `json:"field,omitempty"`
+	// Unchecked are the packages a file or blob that cannot be read keeps
+	// from being checked whole (parse problems): the rules that need all
+	// of a package's blobs are skipped for them.
+	Unchecked []string `json:"uncheckedPackages,omitempty"`
 
 	// load marks the problems upstream reports on their own, before it
 	// builds the graph; the others belong to its "invalid index" tree.
 	load bool
 	// node is where a graph problem hangs in the tree.
 	channelNode, bundleNode bool
+	// upstream is upstream's words for a problem it reports as another
+	// one, under the channel upstreamChannel (unknown-default-channel:
+	// an empty channel).
+	upstream, upstreamChannel string
 }
 
 func (p Problem) String() string {
@@ -121,7 +139,22 @@ func (ps Problems) Err() error {
 	if len(errs) == 1 && errs[0].load {
 		return &ProblemError{Problem: errs[0]}
 	}
-	return ps.tree()
+	return ps.tree(true)
+}
+
+// Report is the error problems as people read them on a terminal: a
+// single problem is its message; several are upstream's tree, with each
+// problem in this project's words (Err keeps upstream's where it has
+// them). It ends with a line break; it is empty when there is no error.
+func (ps Problems) Report() string {
+	errs := ps.Errors()
+	switch {
+	case len(errs) == 0:
+		return ""
+	case len(errs) == 1 && errs[0].load && len(errs[0].Unchecked) == 0:
+		return errs[0].Message + "\n"
+	}
+	return ps.tree(false).Error() + "\n"
 }
 
 // ProblemError is a single problem as an error.
@@ -130,9 +163,11 @@ type ProblemError struct{ Problem Problem }
 func (e *ProblemError) Error() string { return e.Problem.Message }
 
 // tree arranges the error problems like upstream's validation tree:
-// problems of no particular package first, then one node per package
-// (sorted), with its channels and bundles below it.
-func (ps Problems) tree() *ValidationError {
+// problems of no particular package first, then the packages that could
+// not be checked whole, then one node per package (sorted), with its
+// channels and bundles below it. upstream chooses upstream's words where
+// a problem has them.
+func (ps Problems) tree(upstream bool) *ValidationError {
 	root := &ValidationError{Message: "invalid index"}
 	pkgNodes := map[string]*ValidationError{}
 	var pkgNames []string
@@ -155,20 +190,43 @@ func (ps Problems) tree() *ValidationError {
 		parent.Errs = append(parent.Errs, ve)
 		return ve
 	}
+	unchecked := &ValidationError{Message: "packages not fully checked, because a file of theirs cannot be read"}
+	uncheckedFiles := map[string][]string{}
+	var uncheckedNames []string
 	for _, p := range ps.Errors() {
+		for _, name := range p.Unchecked {
+			if uncheckedFiles[name] == nil {
+				uncheckedNames = append(uncheckedNames, name)
+			}
+			if fs := uncheckedFiles[name]; len(fs) == 0 || fs[len(fs)-1] != p.File {
+				uncheckedFiles[name] = append(fs, p.File)
+			}
+		}
+		channel, channelNode := p.Channel, p.channelNode
+		if upstream && p.upstream != "" {
+			p.Message = p.upstream
+			channel, channelNode = p.upstreamChannel, true
+		}
 		perr := &ProblemError{Problem: p}
 		if p.load || p.Package == "" {
 			root.Errs = append(root.Errs, perr)
 			continue
 		}
 		n := pkgNode(p.Package)
-		if p.channelNode || p.bundleNode {
-			n = child(n, fmt.Sprintf("invalid channel %q", p.Channel))
+		if channelNode || p.bundleNode {
+			n = child(n, fmt.Sprintf("invalid channel %q", channel))
 		}
 		if p.bundleNode {
 			n = child(n, fmt.Sprintf("invalid bundle %q", p.Bundle))
 		}
 		n.Errs = append(n.Errs, perr)
+	}
+	if len(uncheckedNames) > 0 {
+		sort.Strings(uncheckedNames)
+		for _, name := range uncheckedNames {
+			unchecked.Errs = append(unchecked.Errs, fmt.Errorf("package %q (%s)", name, strings.Join(uncheckedFiles[name], ", ")))
+		}
+		root.Errs = append(root.Errs, unchecked)
 	}
 	sort.Strings(pkgNames)
 	for _, name := range pkgNames {

@@ -24,15 +24,13 @@ func (b *build) graph(rule Rule, pkg *Package, ch *Channel, bd *Bundle, format s
 }
 
 // validate checks the graph rules, in upstream's order within each package.
-// They need the whole catalog: when some of it could not be read, they
-// would only report what is missing, so they are skipped.
+// They need all of a package's blobs: for a package some of whose blobs
+// could not be read, they would only report what is missing, so they are
+// skipped.
 func (b *build) validate() {
-	if b.incomplete {
-		return
-	}
 	for _, name := range sortedPackageNames(b.m) {
 		pkg := b.m[name]
-		if b.ambiguous[name] {
+		if b.ambiguous[name] || b.unchecked(name) {
 			continue
 		}
 		if pkg.DefaultChannel == nil {
@@ -52,6 +50,10 @@ func (b *build) validate() {
 }
 
 func (b *build) validateChannel(pkg *Package, ch *Channel) {
+	if b.missingDefault[ch] {
+		b.unknownDefault(pkg, ch)
+		return
+	}
 	if len(ch.Bundles) == 0 {
 		b.graph(RuleEmptyChannel, pkg, ch, nil, "channel must contain at least one bundle")
 	} else if rule, err := replacesChain(ch); err != nil {
@@ -90,6 +92,24 @@ func (b *build) validateChannel(pkg *Package, ch *Channel) {
 	if ch.Deprecation != nil && ch.Deprecation.Message == "" {
 		b.graph(RuleDeprecationMessage, pkg, ch, nil, "invalid deprecation: message must be set")
 	}
+}
+
+// unknownDefault reports a default channel that names no channel of the
+// package. Upstream reports the empty channel it makes for it.
+func (b *build) unknownDefault(pkg *Package, def *Channel) {
+	var names []string
+	for _, ch := range sortedChannels(pkg) {
+		if ch != def {
+			names = append(names, fmt.Sprintf("%q", ch.Name))
+		}
+	}
+	msg := fmt.Sprintf("default channel %q names no channel of the package, which has none", def.Name)
+	if len(names) > 0 {
+		msg = fmt.Sprintf("default channel %q names no channel of the package; its channels: %s", def.Name, strings.Join(names, ", "))
+	}
+	b.out = append(b.out, Problem{Rule: RuleUnknownDefault, Severity: SeverityError, Message: msg,
+		Package: pkg.Name, File: pkg.Source.Path, Line: pkg.Source.Line,
+		upstream: "channel must contain at least one bundle", upstreamChannel: def.Name})
 }
 
 // replacesChain checks upstream's rules for a channel's upgrade graph:

@@ -47,7 +47,7 @@ type Type struct {
 var Builtin = []Type{
 	{Name: "basic", Schema: basic.Schema, Render: basic.Render},
 	{Name: "semver", Schema: semver.Schema, Render: semver.Render},
-	{Name: "substitutes", Schema: "olm.template.substitutes", Render: substitutes.Render},
+	{Name: "substitutes", Schema: substitutes.Schema, Render: substitutes.Render},
 }
 
 // Registry is a set of template types.

@@ -4,11 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/fastopm/fastopm/alpha/crdsafety"
 	"github.com/fastopm/fastopm/alpha/model"
+	"github.com/fastopm/fastopm/pkg/suggest"
 )
 
 // Query asks where OLM v0 moves an installed bundle of a channel, and the
@@ -21,21 +24,46 @@ type Query struct {
 	Channel string
 	// From names the installed bundle: a bundle name or a version.
 	From string
+	// CRDs, when set, compares the CRDs of the two bundles of each step
+	// (alpha/crdsafety): a step OLM refuses. Run sets each step's CRDs,
+	// RunAll each summary's next step's.
+	CRDs func(pkg, from, to string) crdsafety.Result
 }
 
-// Answer is the answer for one installed bundle.
-type Answer struct {
-	Package        string       `json:"package"`
-	Channel        string       `json:"channel"`
-	DefaultChannel bool         `json:"defaultChannel"`
-	Head           *BundleRef   `json:"head"`
-	Installed      InstalledRef `json:"installed"`
-	Next           *StepRef     `json:"next"`
-	Path           []StepRef    `json:"path"`
-	ReachesHead    bool         `json:"reachesHead"`
-	Problem        string       `json:"problem,omitempty"`
+// Summary is where OLM takes one installed bundle: its next step, the
+// number of steps of its path, and whether the path reaches the head.
+// RunAll answers with one for each bundle of a channel.
+type Summary struct {
+	Package        string `json:"package"`
+	Channel        string `json:"channel"`
+	DefaultChannel bool   `json:"defaultChannel"`
+	// Head is the bundle OLM installs for a new subscription, where every
+	// path should end (Graph.InstallHead); ChainHead is the first entry of
+	// the channel when it differs (it has the olm.deprecated property).
+	Head      *BundleRef   `json:"head"`
+	ChainHead *BundleRef   `json:"chainHead,omitempty"`
+	Installed InstalledRef `json:"installed"`
+	// Next is the first step; RunAll leaves out its other candidates.
+	Next        *StepRef `json:"next"`
+	Steps       int      `json:"steps"`
+	ReachesHead bool     `json:"reachesHead"`
+	Problem     string   `json:"problem,omitempty"`
 
 	installed Installed
+	// didYouMean is a bundle of the package whose name is near that of an
+	// installed bundle the catalog does not hold.
+	didYouMean string
+	// above: the installed bundle is above the head (Graph.Above).
+	above bool
+}
+
+// Answer is the answer for one installed bundle: its summary and every
+// step of its path. (A path is its first step followed by the path of the
+// bundle it moves to, so RunAll gives summaries: the paths of a
+// 10,000-bundle replaces chain would be 50 million steps.)
+type Answer struct {
+	Summary
+	Path []StepRef `json:"path"`
 }
 
 // BundleRef names a bundle of the catalog.
@@ -44,6 +72,9 @@ type BundleRef struct {
 	Version    string `json:"version,omitempty"`
 	Image      string `json:"image,omitempty"`
 	Deprecated string `json:"deprecated,omitempty"`
+	// OLMDeprecated: the bundle has the olm.deprecated property, and OLM
+	// never installs it.
+	OLMDeprecated bool `json:"olmDeprecated,omitempty"`
 }
 
 // InstalledRef is the installed bundle; InCatalog is false for a virtual
@@ -60,10 +91,13 @@ type StepRef struct {
 	To     BundleRef   `json:"to"`
 	Edges  []string    `json:"edges"`
 	Others []BundleRef `json:"otherCandidates,omitempty"`
+	// CRDs are the incompatible changes of the step's CRDs, when the
+	// query compares them (Query.CRDs).
+	CRDs *crdsafety.Result `json:"crds,omitempty"`
 }
 
 func bundleRef(b *model.Bundle) BundleRef {
-	r := BundleRef{Name: b.Name, Image: b.Image}
+	r := BundleRef{Name: b.Name, Image: b.Image, OLMDeprecated: b.LegacyDeprecated}
 	if b.HasBlob {
 		r.Version = b.Version.String()
 	}
@@ -73,62 +107,99 @@ func bundleRef(b *model.Bundle) BundleRef {
 	return r
 }
 
-// channel finds the package and channel asked for.
-func (q Query) channel() (*model.Package, *model.Channel, error) {
+// stepRef describes st, with the comparison of its bundles' CRDs when
+// crds is set.
+func stepRef(st Step, crds func(pkg, from, to string) crdsafety.Result) StepRef {
+	sr := StepRef{From: st.From.String(), To: bundleRef(st.To)}
+	for _, e := range st.Edges {
+		sr.Edges = append(sr.Edges, string(e))
+	}
+	for _, o := range st.Others {
+		sr.Others = append(sr.Others, bundleRef(o))
+	}
+	if crds != nil {
+		r := crds(st.To.Package.Name, st.From.Name, st.To.Name)
+		sr.CRDs = &r
+	}
+	return sr
+}
+
+// channel finds the package and channel asked for, and orders the
+// channel.
+func (q Query) channel() (*model.Package, *Graph, error) {
 	pkg, ok := q.Model[q.Package]
 	if !ok {
-		return nil, nil, fmt.Errorf("package %q not found in the catalog", q.Package)
+		return nil, nil, fmt.Errorf("package %q not found in the catalog%s", q.Package, suggest.Hint(q.Package, slices.Collect(maps.Keys(q.Model))))
 	}
-	if q.Channel == "" {
-		if pkg.DefaultChannel == nil {
-			return nil, nil, fmt.Errorf("package %q has no default channel: name one with --channel", q.Package)
+	ch := pkg.DefaultChannel
+	switch {
+	case q.Channel != "":
+		if ch, ok = pkg.Channels[q.Channel]; !ok {
+			names := slices.Sorted(maps.Keys(pkg.Channels))
+			return nil, nil, fmt.Errorf("channel %q not found in package %q (its channels: %s)%s", q.Channel, q.Package, strings.Join(names, ", "), suggest.Hint(q.Channel, names))
 		}
-		return pkg, pkg.DefaultChannel, nil
+	case ch == nil:
+		return nil, nil, fmt.Errorf("package %q has no default channel: name one with --channel", q.Package)
 	}
-	ch, ok := pkg.Channels[q.Channel]
-	if !ok {
-		names := make([]string, 0, len(pkg.Channels))
-		for n := range pkg.Channels {
-			names = append(names, n)
-		}
-		slices.Sort(names)
-		return nil, nil, fmt.Errorf("channel %q not found in package %q (its channels: %s)", q.Channel, q.Package, strings.Join(names, ", "))
+	g, err := NewGraph(ch)
+	if err != nil {
+		return nil, nil, err
 	}
-	return pkg, ch, nil
+	if g.InstallHead() == nil {
+		return nil, nil, &NoInstallableError{Package: pkg.Name, Channel: ch.Name}
+	}
+	return pkg, g, nil
 }
 
 // Run answers for q.From.
 func (q Query) Run() (*Answer, error) {
-	pkg, ch, err := q.channel()
+	pkg, g, err := q.channel()
 	if err != nil {
 		return nil, err
 	}
-	g, err := NewGraph(ch)
+	in, err := ResolveFrom(pkg, g.Channel, q.From)
 	if err != nil {
 		return nil, err
 	}
-	in, err := ResolveFrom(pkg, ch, q.From)
-	if err != nil {
+	a := &Answer{Summary: *newSummary(g, in), Path: []StepRef{}}
+	steps, err := g.Path(in)
+	if err != nil && !errors.Is(err, ErrLoop) {
 		return nil, err
 	}
-	return answer(g, in)
+	for _, st := range steps {
+		a.Path = append(a.Path, stepRef(st, q.CRDs))
+	}
+	var end *model.Bundle
+	if len(steps) > 0 {
+		a.Next = &a.Path[0]
+		end = steps[len(steps)-1].To
+	}
+	a.finish(g, len(steps), end, err)
+	if !a.Installed.InCatalog && in.Name != "" {
+		var names []string
+		for _, c := range pkg.Channels {
+			names = slices.AppendSeq(names, maps.Keys(c.Bundles))
+		}
+		a.didYouMean, _ = suggest.Closest(in.Name, names)
+	}
+	return a, nil
 }
 
 // RunAll answers for every bundle of the channel, head first in OLM's
-// order, then the bundles OLM never installs (skipped ones).
-func (q Query) RunAll() ([]*Answer, error) {
-	_, ch, err := q.channel()
+// order, then the bundles OLM never installs (skipped ones). The answers
+// give each bundle's next step, without the other candidates, and the
+// number of steps of its path, without the path: the time and the output
+// grow with the channel, not with the sum of its paths.
+func (q Query) RunAll() ([]*Summary, error) {
+	_, g, err := q.channel()
 	if err != nil {
 		return nil, err
 	}
-	g, err := NewGraph(ch)
-	if err != nil {
-		return nil, err
-	}
+	ch := g.Channel
 	bundles := slices.Clone(g.Order)
 	var rest []*model.Bundle
 	for _, b := range ch.Bundles {
-		if !slices.Contains(bundles, b) {
+		if _, ok := g.ix().pos[b.Name]; !ok {
 			rest = append(rest, b)
 		}
 	}
@@ -138,24 +209,33 @@ func (q Query) RunAll() ([]*Answer, error) {
 		}
 		return strings.Compare(a.Name, b.Name)
 	})
-	var out []*Answer
+	w := NewWalker(g)
+	out := make([]*Summary, 0, len(ch.Bundles))
 	for _, b := range append(bundles, rest...) {
-		a, err := answer(g, InstalledBundle(b))
-		if err != nil {
-			return nil, err
+		in := InstalledBundle(b)
+		a := newSummary(g, in)
+		o := w.Outcome(in)
+		if o.Next != nil {
+			sr := stepRef(*o.Next, q.CRDs)
+			a.Next = &sr
 		}
+		a.finish(g, o.Steps, o.End, o.Loop)
 		out = append(out, a)
 	}
 	return out, nil
 }
 
-func answer(g *Graph, in Installed) (*Answer, error) {
+func newSummary(g *Graph, in Installed) *Summary {
 	ch := g.Channel
-	head := bundleRef(g.Head())
-	a := &Answer{
+	head := bundleRef(g.InstallHead())
+	a := &Summary{
 		Package: ch.Package.Name, Channel: ch.Name, DefaultChannel: ch.Package.DefaultChannel == ch,
-		Head: &head, Installed: InstalledRef{Name: in.Name}, Path: []StepRef{},
+		Head: &head, Installed: InstalledRef{Name: in.Name},
 		installed: in,
+	}
+	if g.Head() != g.InstallHead() {
+		ch := bundleRef(g.Head())
+		a.ChainHead = &ch
 	}
 	if in.Version != nil {
 		a.Installed.Version = in.Version.String()
@@ -170,36 +250,60 @@ func answer(g *Graph, in Installed) (*Answer, error) {
 			}
 		}
 	}
-	steps, err := g.Path(in)
-	for _, st := range steps {
-		sr := StepRef{From: st.From.String(), To: bundleRef(st.To)}
-		for _, e := range st.Edges {
-			sr.Edges = append(sr.Edges, string(e))
-		}
-		for _, o := range st.Others {
-			sr.Others = append(sr.Others, bundleRef(o))
-		}
-		a.Path = append(a.Path, sr)
-	}
-	if len(a.Path) > 0 {
-		a.Next = &a.Path[0]
+	return a
+}
+
+// finish sets the verdict: whether the path of steps steps, ending at end
+// (nil without steps) or looping, reaches the head, and the problem when
+// it does not.
+func (a *Summary) finish(g *Graph, steps int, end *model.Bundle, loop error) {
+	in, ch, head := a.installed, g.Channel, g.InstallHead()
+	a.Steps = steps
+	at := end // where OLM leaves the installed bundle
+	if at == nil {
+		at = ch.Bundles[in.Name]
 	}
 	switch {
-	case errors.Is(err, ErrLoop):
-		a.Problem = err.Error()
-	case err != nil:
-		return nil, err
-	case in.Name == head.Name:
+	case loop != nil:
+		a.Problem = loop.Error()
+	case at == head:
 		a.ReachesHead = true
-	case len(steps) > 0 && steps[len(steps)-1].To == g.Head():
-		a.ReachesHead = true
-	case len(steps) == 0:
-		a.Problem = fmt.Sprintf("nothing in channel %q replaces or skips %s, and no skipRange covers it: it cannot be updated", ch.Name, describeInstalled(in))
+	case steps == 0 && at != nil && g.Above(at):
+		a.above = true
+		a.Problem = fmt.Sprintf("it is above the head %s: the entries of channel %q nearer its first entry %s have the olm.deprecated property, OLM never installs them, and nothing OLM installs replaces, skips or covers %s", head.Name, ch.Name, g.Head().Name, in.Name)
+	case steps == 0 && at == nil && in.Version != nil && head.HasBlob && in.Version.GT(head.Version):
+		a.Problem = fmt.Sprintf("version %s is newer than the channel head %s (%s): nothing in channel %q updates it", in.Version, head.Name, head.Version, ch.Name)
+	case steps == 0:
+		a.Problem = stuck(g, in) + ": it cannot be updated"
 	default:
-		last := steps[len(steps)-1].To
-		a.Problem = fmt.Sprintf("the path stops at %s, which nothing in channel %q replaces, skips or covers: it never reaches the head %s", last.Name, ch.Name, head.Name)
+		a.Problem = fmt.Sprintf("the path stops at %s and never reaches the head %s: %s", end.Name, head.Name, stuck(g, InstalledBundle(end)))
 	}
-	return a, nil
+}
+
+// stuck says why OLM keeps in where it is: its own entry comes first,
+// the entries that would move it have the olm.deprecated property, or
+// nothing points at it.
+func stuck(g *Graph, in Installed) string {
+	if g.Keeps(in) {
+		b := g.Order[g.own(in)]
+		return fmt.Sprintf("OLM keeps %s where it is, as its own entry is its first candidate: its skipRange %q includes its own version, and no entry nearer the head replaces, skips or covers it", in.Name, b.SkipRange)
+	}
+	if w := g.Withheld(in); len(w) > 0 {
+		var names []string
+		for _, b := range w {
+			names = append(names, b.Name)
+		}
+		return fmt.Sprintf("only %s %s, skip%s or cover%s %s, and %s the olm.deprecated property: OLM never installs such a bundle",
+			strings.Join(names, ", "), plural(len(names), "replaces", "replace"), plural(len(names), "s", ""), plural(len(names), "s", ""), describeInstalled(in), plural(len(names), "it has", "they have"))
+	}
+	return fmt.Sprintf("nothing in channel %q replaces or skips %s, and no skipRange covers it", g.Channel.Name, describeInstalled(in))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func describeInstalled(in Installed) string {
@@ -219,14 +323,17 @@ func (a *Answer) WriteText(w io.Writer) error {
 	if a.DefaultChannel {
 		def = ", the default channel"
 	}
-	fmt.Fprintf(&b, "package %s, channel %s%s; head %s\n", a.Package, a.Channel, def, describeBundle(*a.Head))
+	fmt.Fprintf(&b, "package %s, channel %s%s; %s\n", a.Package, a.Channel, def, a.describeHead())
 	where := ""
-	if !a.Installed.InCatalog {
+	switch {
+	case !a.Installed.InCatalog && a.didYouMean != "":
+		where = fmt.Sprintf(" (not in the catalog; did you mean %s?)", a.didYouMean)
+	case !a.Installed.InCatalog:
 		where = " (not in the catalog)"
 	}
 	fmt.Fprintf(&b, "installed: %s%s\n", describeInstalled(a.installed), where)
 	switch {
-	case a.Installed.Name == a.Head.Name:
+	case a.Installed.Name == a.Head.Name && a.Steps == 0:
 		b.WriteString("up to date: it is the channel head\n")
 	case a.Next != nil:
 		fmt.Fprintf(&b, "next: %s, by %s\n", describeBundle(a.Next.To), strings.Join(a.Next.Edges, ", "))
@@ -249,8 +356,39 @@ func (a *Answer) WriteText(w io.Writer) error {
 	if a.Problem != "" {
 		fmt.Fprintf(&b, "problem: %s\n", a.Problem)
 	}
+	writeCRDs(&b, a.Path, true, true)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeCRDs lists the steps whose CRDs change incompatibly, each change on
+// a line, and with unknown, how many steps' CRDs could not be compared.
+// It writes the "crds:" heading when header is set and it has a line.
+func writeCRDs(b *strings.Builder, path []StepRef, unknown, header bool) {
+	var lines []string
+	n := 0
+	for _, st := range path {
+		switch {
+		case st.CRDs == nil:
+		case st.CRDs.Unknown != "":
+			n++
+		case len(st.CRDs.Changes) > 0:
+			lines = append(lines, fmt.Sprintf("  %s -> %s: %s", st.From, st.To.Name, st.CRDs.Summary()))
+			for _, c := range st.CRDs.Changes {
+				lines = append(lines, "    "+c.String())
+			}
+		}
+	}
+	if unknown && n > 0 {
+		lines = append(lines, fmt.Sprintf("  %d step(s) not compared: a bundle carries no objects (olm.bundle.object) or is not in the catalog", n))
+	}
+	if len(lines) > 0 {
+		if header {
+			b.WriteString("crds:\n")
+		}
+		b.WriteString(strings.Join(lines, "\n"))
+		b.WriteString("\n")
+	}
 }
 
 func describeBundle(r BundleRef) string {
@@ -261,17 +399,32 @@ func describeBundle(r BundleRef) string {
 	if r.Deprecated != "" {
 		s += " [deprecated]"
 	}
+	if r.OLMDeprecated {
+		s += " [olm.deprecated]"
+	}
+	return s
+}
+
+// describeHead is "head NAME (VERSION)", and the channel's first entry
+// when OLM never installs it.
+func (a *Summary) describeHead() string {
+	s := "head " + describeBundle(*a.Head)
+	if a.ChainHead != nil {
+		s += fmt.Sprintf(" (the channel's first entry, %s, has the olm.deprecated property: OLM never installs it)", a.ChainHead.Name)
+	}
 	return s
 }
 
 // WriteTable writes --all's table: each bundle, its next update,
-// how many steps to the head, and whether it gets there.
-func WriteTable(w io.Writer, as []*Answer) error {
+// how many steps to the end of its path, and whether that is the head
+// ("head" for the head itself, "above" for an entry above it that OLM
+// never installs).
+func WriteTable(w io.Writer, as []*Summary) error {
 	if len(as) == 0 {
 		return nil
 	}
 	a0 := as[0]
-	if _, err := fmt.Fprintf(w, "package %s, channel %s; head %s\n", a0.Package, a0.Channel, describeBundle(*a0.Head)); err != nil {
+	if _, err := fmt.Fprintf(w, "package %s, channel %s; %s\n", a0.Package, a0.Channel, a0.describeHead()); err != nil {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -283,12 +436,28 @@ func WriteTable(w io.Writer, as []*Answer) error {
 		}
 		reach := "yes"
 		switch {
-		case a.Installed.Name == a.Head.Name:
-			reach = "head"
+		case a.above:
+			reach = "above"
 		case !a.ReachesHead:
 			reach = "NO"
+		case a.Installed.Name == a.Head.Name:
+			reach = "head"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", a.Installed.Name, a.Installed.Version, next, by, len(a.Path), reach)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", a.Installed.Name, a.Installed.Version, next, by, a.Steps, reach)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// The next steps whose CRDs change incompatibly, below the table.
+	var b strings.Builder
+	for _, a := range as {
+		if a.Next != nil {
+			writeCRDs(&b, []StepRef{*a.Next}, false, false)
+		}
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	_, err := io.WriteString(w, "crds:\n"+b.String())
+	return err
 }

@@ -16,8 +16,11 @@ type Change struct {
 	Channel string `json:"channel,omitempty"`
 	Bundle  string `json:"bundle,omitempty"`
 	// Kind is what changed: package-added, package-removed,
-	// default-channel, channel-added, channel-removed, head, bundle-added,
-	// bundle-removed, edges, image, deprecation-added, deprecation-removed.
+	// default-channel, channel-added, channel-removed, head (the bundle a
+	// new subscription gets), bundle-added, bundle-removed, edges, image,
+	// deprecation-added, deprecation-removed, deprecation-changed,
+	// olm-deprecated-added, olm-deprecated-removed (the bundle's
+	// olm.deprecated property, which makes OLM never install it).
 	Kind string `json:"kind"`
 	Old  string `json:"old,omitempty"`
 	New  string `json:"new,omitempty"`
@@ -29,12 +32,17 @@ type Violation struct {
 	Channel string `json:"channel,omitempty"`
 	Bundle  string `json:"bundle,omitempty"`
 	// Rule is stranded, head-downgrade, channel-removed, package-removed,
-	// skipped-only-way, or no-single-chain.
+	// skipped-only-way, no-single-chain, no-installable-entry, or
+	// default-channel; `opm alpha diff --check` adds crd-upgrade and
+	// uninstallable (alpha/action).
 	Rule    string `json:"rule"`
 	Message string `json:"message"`
 	// Warning marks findings that are reported but do not fail the check
 	// (a default channel that changes).
 	Warning bool `json:"warning,omitempty"`
+	// Already marks a stranded bundle that could not reach its head in
+	// OLD either: a warning.
+	Already bool `json:"alreadyInOld,omitempty"`
 }
 
 // Diff lists what changed from old to new, sorted by package, channel,
@@ -82,8 +90,8 @@ func Diff(old, new model.Model) []Change {
 					out = append(out, at)
 					continue
 				}
-				if oe, ne := edgeString(ob), edgeString(nb); oe != ne {
-					at.Kind, at.Old, at.New = "edges", oe, ne
+				if !sameEdges(ob, nb) {
+					at.Kind, at.Old, at.New = "edges", edgeString(ob), edgeString(nb)
 					out = append(out, at)
 				}
 				if ob.Image != nb.Image {
@@ -91,6 +99,13 @@ func Diff(old, new model.Model) []Change {
 					out = append(out, at)
 				}
 				out = appendDeprecation(out, Change{Package: name, Channel: chName, Bundle: bName}, ob.Deprecation, nb.Deprecation)
+				if ob.LegacyDeprecated != nb.LegacyDeprecated {
+					at.Kind, at.Old, at.New = "olm-deprecated-added", "", ""
+					if ob.LegacyDeprecated {
+						at.Kind = "olm-deprecated-removed"
+					}
+					out = append(out, at)
+				}
 			}
 		}
 	}
@@ -129,7 +144,16 @@ func defaultName(p *model.Package) string {
 	return p.DefaultChannel.Name
 }
 
+// headName is the channel's head as OLM sees it: the bundle a new
+// subscription gets (Graph.InstallHead), or the head of the graph when OLM
+// cannot order the channel.
 func headName(ch *model.Channel) string {
+	if g, err := NewGraph(ch); err == nil {
+		if h := g.InstallHead(); h != nil {
+			return h.Name
+		}
+		return ""
+	}
 	h, err := ch.Head()
 	if err != nil {
 		return ""
@@ -142,6 +166,18 @@ func versionOf(b *model.Bundle) string {
 		return ""
 	}
 	return b.Version.String()
+}
+
+// sameEdges reports whether two channel entries have the same edges
+// (skips in any order), as edgeString would compare them.
+func sameEdges(a, b *model.Bundle) bool {
+	if a.Replaces != b.Replaces || a.SkipRange != b.SkipRange || len(a.Skips) != len(b.Skips) {
+		return false
+	}
+	if slices.Equal(a.Skips, b.Skips) {
+		return true
+	}
+	return edgeString(a) == edgeString(b)
 }
 
 // edgeString is a channel entry's edges as one comparable string.
@@ -164,9 +200,11 @@ func edgeString(b *model.Bundle) string {
 // Check applies the update rules (OpenShift's "Operator Lifecycle Manager
 // workflow": every bundle a cluster may run from old still has a single
 // update path in new; heads do not go back; no entry's only way forward is
-// a bundle OLM never installs) and returns what breaks them.
+// a bundle OLM never installs) and returns what breaks them. Its time is
+// linear in the catalogs' channels (see Walker).
 func Check(old, new model.Model) []Violation {
 	var out []Violation
+	gs := graphs{}
 	for _, name := range slices.Sorted(maps.Keys(old)) {
 		op, np := old[name], new[name]
 		if np == nil {
@@ -185,81 +223,19 @@ func Check(old, new model.Model) []Violation {
 					Message: fmt.Sprintf("channel %q of package %q is removed: clusters subscribed to it get no more updates", chName, name)})
 				continue
 			}
-			g, err := NewGraph(nc)
-			if err != nil {
-				out = append(out, Violation{Package: name, Channel: chName, Rule: "no-single-chain", Message: err.Error()})
-				continue
-			}
-			if oh, err := oc.Head(); err == nil {
-				nh := g.Head()
-				if oh.HasBlob && nh.HasBlob && nh.Version.LT(oh.Version) {
-					out = append(out, Violation{Package: name, Channel: chName, Bundle: nh.Name, Rule: "head-downgrade",
-						Message: fmt.Sprintf("channel head goes back from %s (%s) to %s (%s)", oh.Name, oh.Version, nh.Name, nh.Version)})
-				}
-			}
-			og, _ := NewGraph(oc)
-			for _, b := range sortedBundles(oc) {
-				in := InstalledBundle(b)
-				if reachesHead(g, in) {
-					continue
-				}
-				// A bundle OLD already stranded is not this change's doing:
-				// a warning, so that a catalog with old mistakes can still
-				// gate its changes.
-				already := og != nil && !reachesHead(og, in)
-				path, err := g.Path(in)
-				msg := fmt.Sprintf("a cluster running %s cannot reach the head %s: ", b.Name, g.Head().Name)
-				switch {
-				case err != nil:
-					msg += err.Error()
-				case len(path) == 0:
-					msg += "nothing in the new channel replaces or skips it, and no skipRange covers its version"
-				default:
-					msg += fmt.Sprintf("its path stops at %s", path[len(path)-1].To.Name)
-				}
-				if already {
-					msg += " (already so in the old catalog)"
-				}
-				out = append(out, Violation{Package: name, Channel: chName, Bundle: b.Name, Rule: "stranded", Message: msg, Warning: already})
-			}
+			out = checkChannel(out, gs, oc, nc)
 		}
 	}
 	// The z-stream rule, on the new catalog itself: an entry whose every
-	// edge forward leads to bundles another entry skips has no update, as
-	// OLM never installs a skipped bundle.
+	// edge forward leads to bundles another entry skips, or that have the
+	// olm.deprecated property, has no update, as OLM never installs either.
 	for _, name := range slices.Sorted(maps.Keys(new)) {
 		for _, chName := range slices.Sorted(maps.Keys(new[name].Channels)) {
-			nc := new[name].Channels[chName]
-			g, err := NewGraph(nc)
-			if err != nil {
-				if op := old[name]; op == nil || op.Channels[chName] == nil {
-					out = append(out, Violation{Package: name, Channel: chName, Rule: "no-single-chain", Message: err.Error()})
-				}
-				continue
-			}
 			var oc *model.Channel
 			if op := old[name]; op != nil {
 				oc = op.Channels[chName]
 			}
-			for _, b := range sortedBundles(nc) {
-				if b == g.Head() || g.Next(InstalledBundle(b)) != nil {
-					continue
-				}
-				if oc != nil && oc.Bundles[b.Name] != nil {
-					continue // reported as stranded above
-				}
-				var via []string
-				for _, o := range sortedBundles(nc) {
-					if o != b && len(edges(o, InstalledBundle(b))) > 0 {
-						via = append(via, o.Name)
-					}
-				}
-				if len(via) == 0 {
-					continue // stranded in new itself: opm validate reports it
-				}
-				out = append(out, Violation{Package: name, Channel: chName, Bundle: b.Name, Rule: "skipped-only-way",
-					Message: fmt.Sprintf("the only updates of %s (%s) are skipped by other entries, and OLM never installs a skipped bundle", b.Name, strings.Join(via, ", "))})
-			}
+			out = checkNewEntries(out, gs, oc, new[name].Channels[chName])
 		}
 	}
 	slices.SortStableFunc(out, func(a, b Violation) int {
@@ -268,13 +244,164 @@ func Check(old, new model.Model) []Violation {
 	return dedupe(out)
 }
 
-// reachesHead reports whether in is the head of g or updates to it.
-func reachesHead(g *Graph, in Installed) bool {
-	if in.Name == g.Head().Name {
-		return true
+// checkChannel checks a channel that both catalogs have: its head, and
+// the update path of every bundle of old.
+func checkChannel(out []Violation, gs graphs, oc, nc *model.Channel) []Violation {
+	name, chName := nc.Package.Name, nc.Name
+	g, err := gs.of(nc)
+	if err != nil {
+		return append(out, Violation{Package: name, Channel: chName, Rule: "no-single-chain", Message: err.Error()})
 	}
-	path, err := g.Path(in)
-	return err == nil && len(path) > 0 && path[len(path)-1].To == g.Head()
+	og, _ := NewGraph(oc)
+	var oldHead *model.Bundle
+	switch {
+	case og != nil:
+		oldHead = og.InstallHead()
+	default:
+		oldHead, _ = oc.Head()
+	}
+	nh := g.InstallHead()
+	if nh == nil {
+		if oldHead == nil {
+			return out // already so: nothing this change does
+		}
+		return append(out, Violation{Package: name, Channel: chName, Rule: "no-installable-entry",
+			Message: (&NoInstallableError{Package: name, Channel: chName}).Error()})
+	}
+	if oldHead != nil && oldHead.HasBlob && nh.HasBlob && nh.Version.LT(oldHead.Version) {
+		msg := fmt.Sprintf("channel head goes back from %s (%s) to %s (%s)", oldHead.Name, oldHead.Version, nh.Name, nh.Version)
+		if nb := nc.Bundles[oldHead.Name]; nb != nil && nb.LegacyDeprecated {
+			msg += fmt.Sprintf(": %s has the olm.deprecated property, and OLM never installs it", oldHead.Name)
+		}
+		out = append(out, Violation{Package: name, Channel: chName, Bundle: nh.Name, Rule: "head-downgrade", Message: msg})
+	}
+	nw := NewWalker(g)
+	var ow *Walker
+	if og != nil && og.InstallHead() != nil {
+		ow = NewWalker(og)
+	}
+	// The order of the bundles does not matter: Check sorts what it finds.
+	for _, b := range oc.Bundles {
+		in := InstalledBundle(b)
+		o := nw.Outcome(in)
+		if reaches(g, in, o) {
+			continue
+		}
+		if nb := nc.Bundles[b.Name]; nb != nil && o.Steps == 0 && g.Above(nb) {
+			continue // above the head: head-downgrade says why
+		}
+		// A bundle OLD already stranded is not this change's doing:
+		// a warning, so that a catalog with old mistakes can still
+		// gate its changes.
+		already := ow != nil && !reaches(og, in, ow.Outcome(in))
+		msg := fmt.Sprintf("a cluster running %s cannot reach the head %s: ", b.Name, nh.Name)
+		switch {
+		case o.Loop != nil:
+			msg += o.Loop.Error()
+		case o.Steps == 0:
+			msg += stuck(g, in)
+		default:
+			msg += fmt.Sprintf("its path stops at %s: %s", o.End.Name, stuck(g, InstalledBundle(o.End)))
+		}
+		if already {
+			msg += " (already so in the old catalog)"
+		}
+		out = append(out, Violation{Package: name, Channel: chName, Bundle: b.Name, Rule: "stranded", Message: msg, Warning: already, Already: already})
+	}
+	return out
+}
+
+// graphs keeps the graphs of the new catalog's channels, which both
+// checks read.
+type graphs map[*model.Channel]graphResult
+
+type graphResult struct {
+	g   *Graph
+	err error
+}
+
+func (gs graphs) of(ch *model.Channel) (*Graph, error) {
+	r, ok := gs[ch]
+	if !ok {
+		r.g, r.err = NewGraph(ch)
+		gs[ch] = r
+	}
+	return r.g, r.err
+}
+
+// reaches reports whether in, whose outcome in g is o, is the install
+// head of g or updates to it.
+func reaches(g *Graph, in Installed, o Outcome) bool {
+	head := g.InstallHead()
+	switch {
+	case o.Loop != nil:
+		return false
+	case o.Steps == 0:
+		return in.Name == head.Name
+	}
+	return o.End == head
+}
+
+// checkNewEntries applies the z-stream rule to the entries of nc that oc
+// (nil for a new channel) does not have, and reports a new channel OLM
+// cannot order or install from.
+func checkNewEntries(out []Violation, gs graphs, oc, nc *model.Channel) []Violation {
+	name, chName := nc.Package.Name, nc.Name
+	g, err := gs.of(nc)
+	switch {
+	case err != nil && oc == nil:
+		return append(out, Violation{Package: name, Channel: chName, Rule: "no-single-chain", Message: err.Error()})
+	case err != nil:
+		return out // reported by checkChannel
+	case g.InstallHead() == nil:
+		if oc == nil {
+			out = append(out, Violation{Package: name, Channel: chName, Rule: "no-installable-entry",
+				Message: (&NoInstallableError{Package: name, Channel: chName}).Error()})
+		}
+		return out
+	}
+	var outside []*model.Bundle // entries not in OLM's order: skipped, or off the chain
+	outsideDone := false
+	for _, b := range nc.Bundles { // in any order: Check sorts what it finds
+		if oc != nil && oc.Bundles[b.Name] != nil {
+			continue // checked as a bundle of old by checkChannel
+		}
+		in := InstalledBundle(b)
+		if b == g.InstallHead() || g.Above(b) || g.firstStep(in) != nil {
+			continue
+		}
+		if !outsideDone {
+			for _, o := range sortedBundles(nc) {
+				if _, ok := g.ix().pos[o.Name]; !ok {
+					outside = append(outside, o)
+				}
+			}
+			outsideDone = true
+		}
+		var skipped, withheld []string
+		for _, o := range outside {
+			if o != b && len(edges(o, in)) > 0 {
+				skipped = append(skipped, o.Name)
+			}
+		}
+		for _, o := range g.Withheld(in) {
+			withheld = append(withheld, o.Name)
+		}
+		var why string
+		switch {
+		case len(skipped) > 0 && len(withheld) > 0:
+			why = fmt.Sprintf("are skipped by other entries (%s) or have the olm.deprecated property (%s), and OLM installs neither", strings.Join(skipped, ", "), strings.Join(withheld, ", "))
+		case len(skipped) > 0:
+			why = fmt.Sprintf("(%s) are skipped by other entries, and OLM never installs a skipped bundle", strings.Join(skipped, ", "))
+		case len(withheld) > 0:
+			why = fmt.Sprintf("(%s) have the olm.deprecated property, and OLM never installs such a bundle", strings.Join(withheld, ", "))
+		default:
+			continue // stranded in new itself: opm validate reports it
+		}
+		out = append(out, Violation{Package: name, Channel: chName, Bundle: b.Name, Rule: "skipped-only-way",
+			Message: fmt.Sprintf("the only updates of %s %s", b.Name, why)})
+	}
+	return out
 }
 
 func dedupe(vs []Violation) []Violation {

@@ -14,8 +14,9 @@ import (
 
 // catalog builds a valid model from a compact description: one line per
 // channel entry, "channel name@version [r=replaces] [s=skip,skip]
-// [range=...]" (range words joined by '_'), plus "default channel" and
-// "deprecate bundle" lines.
+// [range=...]" (range words joined by '_'), plus "default channel",
+// "deprecate bundle" (an olm.deprecations entry) and "olm-deprecated
+// bundle" (the bundle's olm.deprecated property) lines.
 func catalog(t *testing.T, spec string) model.Model {
 	t.Helper()
 	var b strings.Builder
@@ -24,6 +25,7 @@ func catalog(t *testing.T, spec string) model.Model {
 	var order []string
 	bundles := map[string]string{}
 	var deprecated []string
+	olmDeprecated := map[string]bool{}
 	for _, line := range strings.Split(strings.TrimSpace(spec), "\n") {
 		f := strings.Fields(line)
 		switch f[0] {
@@ -32,6 +34,9 @@ func catalog(t *testing.T, spec string) model.Model {
 			continue
 		case "deprecate":
 			deprecated = append(deprecated, f[1])
+			continue
+		case "olm-deprecated":
+			olmDeprecated[f[1]] = true
 			continue
 		}
 		name, version, _ := strings.Cut(f[1], "@")
@@ -62,6 +67,9 @@ func catalog(t *testing.T, spec string) model.Model {
 	}
 	for name, v := range bundles {
 		fmt.Fprintf(&b, "---\nschema: olm.bundle\npackage: p\nname: %s\nimage: example.com/p:%s\nproperties:\n- type: olm.package\n  value: {packageName: p, version: %s}\n", name, v, v)
+		if olmDeprecated[name] {
+			b.WriteString("- type: olm.deprecated\n  value: {}\n")
+		}
 	}
 	if len(deprecated) > 0 {
 		b.WriteString("---\nschema: olm.deprecations\npackage: p\nentries:\n")
@@ -132,6 +140,35 @@ stable q@1.1.0-1
 stable x1@1.1.1 r=b s=q
 stable y1@1.1.2 r=b s=x1
 stable c@1.2.0 r=y1`, "skipped-only-way:stable/q"},
+		// The edge shapes, where OLM's own resolver decides (see
+		// TestOLMResolverCases).
+		{"a head covering its own version strands nobody", base, `
+stable a@1.0.0
+stable b@1.1.0 r=a range=>=1.1.0
+stable c@1.2.0 r=b range=<=1.2.0`, ""},
+		{"a head covering its own version, with itself", `
+stable a@1.0.0
+stable b@1.1.0 r=a range=>=1.1.0
+stable c@1.2.0 r=b range=<=1.2.0`, `
+stable a@1.0.0
+stable b@1.1.0 r=a range=>=1.1.0
+stable c@1.2.0 r=b range=<=1.2.0`, ""},
+		{"a backward skipRange strands the head", base, `
+stable a@1.0.0 range=>=1.2.0
+stable b@1.1.0 r=a
+stable c@1.2.0 r=b`, "stranded:stable/a stranded:stable/b stranded:stable/c"},
+		{"olm.deprecated on the head takes it back", base, base + "\nolm-deprecated c", "head-downgrade:stable/b"},
+		{"olm.deprecated inside the chain strands the bundle below", base, base + "\nolm-deprecated b", "stranded:stable/a"},
+		{"olm.deprecated on every entry", base, base + "\nolm-deprecated a\nolm-deprecated b\nolm-deprecated c", "no-installable-entry:stable/"},
+		{"z-stream: the only way forward has olm.deprecated", `
+stable a@1.0.0
+stable b@1.1.0 r=a`, `
+stable a@1.0.0
+stable b@1.1.0 r=a
+stable q@1.1.0-1
+stable x1@1.1.1 r=b s=q
+stable c@1.2.0 r=x1 range=>=1.1.0_<1.2.0
+olm-deprecated x1`, "skipped-only-way:stable/q"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := violations(updates.Check(catalog(t, tc.old), catalog(t, tc.new)))
@@ -168,5 +205,21 @@ default beta`)
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestDiffOLMDeprecated: the olm.deprecated property is a change, and the
+// head a diff reports is the bundle a new subscription gets.
+func TestDiffOLMDeprecated(t *testing.T) {
+	base := `
+stable a@1.0.0
+stable b@1.1.0 r=a`
+	var got []string
+	for _, c := range updates.Diff(catalog(t, base), catalog(t, base+"\nolm-deprecated b")) {
+		got = append(got, fmt.Sprintf("%s %s/%s %s→%s", c.Kind, c.Channel, c.Bundle, c.Old, c.New))
+	}
+	want := "head stable/ b→a\nolm-deprecated-added stable/b →"
+	if strings.Join(got, "\n") != want {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), want)
 	}
 }

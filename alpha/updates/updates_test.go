@@ -16,6 +16,7 @@ import (
 type entry struct {
 	name, version, replaces, skipRange string
 	skips                              []string
+	deprecated                         bool // the olm.deprecated property
 }
 
 func channel(t *testing.T, entries ...entry) *model.Channel {
@@ -25,7 +26,7 @@ func channel(t *testing.T, entries ...entry) *model.Channel {
 	pkg.Channels["stable"] = ch
 	pkg.DefaultChannel = ch
 	for _, e := range entries {
-		b := &model.Bundle{Package: pkg, Channel: ch, Name: e.name, Replaces: e.replaces, Skips: e.skips, SkipRange: e.skipRange}
+		b := &model.Bundle{Package: pkg, Channel: ch, Name: e.name, Replaces: e.replaces, Skips: e.skips, SkipRange: e.skipRange, LegacyDeprecated: e.deprecated}
 		if e.version != "" {
 			b.Version = semver.MustParse(e.version)
 			b.HasBlob = true

@@ -8,9 +8,11 @@
 //
 //	go run ./hack/benchserve -opm bin/opm -catalog /tmp/bench-large
 //
-// Each start-up is measured -runs times; the table shows the best run and
-// the spread (worst - best), because machines shared with other work make
-// single runs noisy.
+// Each start-up is measured -runs times; the table shows the best, median
+// and worst run, because machines shared with other work make single runs
+// noisy. Several binaries (-opm ours=bin/opm,upstream=/path/to/opm) are
+// measured in the same run, their start-ups interleaved so that each sees
+// the same load.
 package main
 
 import (
@@ -43,16 +45,18 @@ import (
 
 func main() {
 	var (
-		opm     = flag.String("opm", "bin/opm", "opm binary to measure")
+		opm     = flag.String("opm", "bin/opm", "opm binaries to measure, comma-separated, each optionally as LABEL=PATH; their runs are interleaved")
 		catalog = flag.String("catalog", "/tmp/bench-large", "catalog directory")
-		runs    = flag.Int("runs", 3, "start-ups measured per mode")
-		modes   = flag.String("modes", "cold,warm", "start-up modes to measure: cold (no cache), warm (pre-built cache)")
+		runs    = flag.Int("runs", 3, "start-ups measured per mode and binary")
+		modes   = flag.String("modes", "cold,warm", "start-up modes to measure: cold (no cache), warm (pre-built cache); "+
+			"warm-http (pre-built cache without the JSON lines, served with --http-addr: they are derived at start) and "+
+			"warm-http-lines (built with --cache-http, served with --http-addr) for opms that serve HTTP")
 		load    = flag.Duration("load", 10*time.Second, "duration of the load test (0 skips it)")
 		clients = flag.Int("clients", 50, "concurrent clients of the load test")
 		timeout = flag.Duration("timeout", 2*time.Minute, "give up on a start-up after this long")
 	)
 	flag.Parse()
-	if err := run(*opm, *catalog, *runs, strings.Split(*modes, ","), *load, *clients, *timeout); err != nil {
+	if err := run(strings.Split(*opm, ","), *catalog, *runs, strings.Split(*modes, ","), *load, *clients, *timeout); err != nil {
 		fmt.Fprintln(os.Stderr, "benchserve:", err)
 		os.Exit(1)
 	}
@@ -68,69 +72,97 @@ type startup struct {
 	rss, hwm  int64 // KiB
 }
 
-func run(opm, catalog string, runs int, modes []string, load time.Duration, clients int, timeout time.Duration) error {
-	opm, err := filepath.Abs(opm)
-	if err != nil {
-		return err
-	}
-	if _, err := os.Stat(opm); err != nil {
-		return fmt.Errorf("%w (build it: go build -o bin/opm ./cmd/opm)", err)
+// binary is an opm under test.
+type binary struct{ label, path string }
+
+func run(opms []string, catalog string, runs int, modes []string, load time.Duration, clients int, timeout time.Duration) error {
+	var bins []binary
+	for _, o := range opms {
+		label, path, ok := strings.Cut(o, "=")
+		if !ok {
+			label, path = filepath.Base(o), o
+		}
+		path, err := filepath.Abs(path)
+		if err != nil {
+			return err
+		}
+		if _, err := os.Stat(path); err != nil {
+			return fmt.Errorf("%w (build it: go build -o bin/opm ./cmd/opm)", err)
+		}
+		bins = append(bins, binary{label, path})
+		fmt.Printf("opm %s: %s\n", label, path)
 	}
 	size, files, err := dirSize(catalog)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("opm %s\ncatalog %s: %d files, %.1f MB\n\n", opm, catalog, files, float64(size)/1e6)
+	fmt.Printf("catalog %s: %d files, %.1f MB\n\n", catalog, files, float64(size)/1e6)
 
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "mode\truns\tSERVING best\tspread\tCPU\tListBundles\tmsgs\tMB\tVmRSS MiB\tVmHWM MiB\t")
+	fmt.Fprintln(tw, "opm\tmode\truns\tSERVING best\tmedian\tworst\tCPU best\tmedian\tListBundles\tmsgs\tMB\tVmRSS MiB\tVmHWM MiB\t")
 	var lastAddr string
 	var lastProc *exec.Cmd
-	for _, mode := range modes {
-		var args []string
-		switch mode {
-		case "cold":
-			args = []string{"serve", catalog, "-t", os.DevNull}
-		case "warm":
-			dir, err := os.MkdirTemp("", "benchserve-cache-")
-			if err != nil {
-				return err
+	for mi, mode := range modes {
+		args := make([][]string, len(bins))
+		for bi, b := range bins {
+			switch mode {
+			case "cold":
+				args[bi] = []string{"serve", catalog, "-t", os.DevNull}
+			case "warm", "warm-http", "warm-http-lines":
+				dir, err := os.MkdirTemp("", "benchserve-cache-")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(dir)
+				build := []string{"serve", catalog, "--cache-dir", dir, "--cache-only", "-t", os.DevNull}
+				if mode == "warm-http-lines" {
+					build = append(build, "--cache-http")
+				}
+				start := time.Now()
+				out, err := exec.Command(b.path, build...).CombinedOutput()
+				if err != nil {
+					return fmt.Errorf("%s: build cache: %v\n%s", b.label, err, out)
+				}
+				fmt.Printf("%s %s: cache build (%s): %v, %.1f MB on disk\n", b.label, mode, strings.Join(slices.Concat(build[4:5], build[7:]), " "),
+					time.Since(start).Round(time.Millisecond), float64(mustSize(dir))/1e6)
+				args[bi] = []string{"serve", catalog, "--cache-dir", dir, "-t", os.DevNull}
+				if mode != "warm" {
+					args[bi] = append(args[bi], "--http-addr", "127.0.0.1:0")
+				}
+			default:
+				return fmt.Errorf("unknown mode %q", mode)
 			}
-			defer os.RemoveAll(dir)
-			start := time.Now()
-			out, err := exec.Command(opm, "serve", catalog, "--cache-dir", dir, "--cache-only", "-t", os.DevNull).CombinedOutput()
-			if err != nil {
-				return fmt.Errorf("build cache: %v\n%s", err, out)
-			}
-			fmt.Printf("cache build (--cache-only): %v, %.1f MB on disk\n", time.Since(start).Round(time.Millisecond), float64(mustSize(dir))/1e6)
-			args = []string{"serve", catalog, "--cache-dir", dir, "-t", os.DevNull}
-		default:
-			return fmt.Errorf("unknown mode %q", mode)
 		}
-		var results []startup
+		results := make([][]startup, len(bins))
 		for i := range runs {
-			keep := i == runs-1 && mode == modes[len(modes)-1] && load > 0
-			res, addr, cmd, err := measure(opm, args, timeout, keep)
-			if err != nil {
-				return fmt.Errorf("%s run %d: %w", mode, i+1, err)
-			}
-			results = append(results, res)
-			if keep {
-				lastAddr, lastProc = addr, cmd
+			for bi, b := range bins { // interleaved: every binary sees the same load
+				keep := i == runs-1 && mi == len(modes)-1 && bi == len(bins)-1 && load > 0
+				res, addr, cmd, err := measure(b.path, args[bi], timeout, keep)
+				if err != nil {
+					return fmt.Errorf("%s %s run %d: %w", b.label, mode, i+1, err)
+				}
+				results[bi] = append(results[bi], res)
+				if keep {
+					lastAddr, lastProc = addr, cmd
+				}
 			}
 		}
-		best := slices.MinFunc(results, func(a, b startup) int { return int(a.serving - b.serving) })
-		worst := slices.MaxFunc(results, func(a, b startup) int { return int(a.serving - b.serving) })
-		maxRSS := slices.MaxFunc(results, func(a, b startup) int { return int(a.rss - b.rss) })
-		maxHWM := slices.MaxFunc(results, func(a, b startup) int { return int(a.hwm - b.hwm) })
-		minCPU := slices.MinFunc(results, func(a, b startup) int { return int(a.cpu - b.cpu) })
-		fmt.Fprintf(tw, "%s\t%d\t%v\t%v\t%v\t%v\t%d\t%.1f\t%.1f\t%.1f\t\n", mode, runs,
-			best.serving.Round(time.Millisecond), (worst.serving - best.serving).Round(time.Millisecond), minCPU.cpu.Round(10*time.Millisecond),
-			best.listTime.Round(time.Millisecond), best.listCount, float64(best.listBytes)/1e6,
-			float64(maxRSS.rss)/1024, float64(maxHWM.hwm)/1024)
+		for bi, b := range bins {
+			rs := results[bi]
+			serving := sortedBy(rs, func(r startup) time.Duration { return r.serving })
+			cpu := sortedBy(rs, func(r startup) time.Duration { return r.cpu })
+			best := slices.MinFunc(rs, func(a, b startup) int { return int(a.serving - b.serving) })
+			maxRSS := slices.MaxFunc(rs, func(a, b startup) int { return int(a.rss - b.rss) })
+			maxHWM := slices.MaxFunc(rs, func(a, b startup) int { return int(a.hwm - b.hwm) })
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%v\t%v\t%v\t%v\t%v\t%v\t%d\t%.1f\t%.1f\t%.1f\t\n", b.label, mode, runs,
+				serving[0].Round(time.Millisecond), serving[len(serving)/2].Round(time.Millisecond), serving[len(serving)-1].Round(time.Millisecond),
+				cpu[0].Round(10*time.Millisecond), cpu[len(cpu)/2].Round(10*time.Millisecond),
+				best.listTime.Round(time.Millisecond), best.listCount, float64(best.listBytes)/1e6,
+				float64(maxRSS.rss)/1024, float64(maxHWM.hwm)/1024)
+		}
 	}
 	tw.Flush()
-	fmt.Println("(CPU: user+system time of the process when it answered SERVING, the least over the runs;")
+	fmt.Println("(CPU: user+system time of the process when it answered SERVING;")
 	fmt.Println(" VmRSS after a full ListBundles and VmHWM: the largest over the runs)")
 
 	if lastProc != nil {
@@ -141,6 +173,16 @@ func run(opm, catalog string, runs int, modes []string, load time.Duration, clie
 		}
 	}
 	return nil
+}
+
+// sortedBy returns f of every result, sorted.
+func sortedBy(rs []startup, f func(startup) time.Duration) []time.Duration {
+	out := make([]time.Duration, len(rs))
+	for i, r := range rs {
+		out[i] = f(r)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // measure starts opm, waits for SERVING, lists every bundle and reads the

@@ -6,7 +6,7 @@
 // (exit code, SHA-256 of stdout, first line of stderr, normalized) and,
 // for outputs under 16 KiB, the output itself under out/.
 //
-//	go run ./hack/templategolden -opm /tmp/upstream/opm
+//	go run ./hack/templategolden -opm /tmp/upstream/bin/opm
 package main
 
 import (
@@ -25,7 +25,7 @@ import (
 )
 
 func main() {
-	opm := flag.String("opm", "/tmp/upstream/opm", "the opm binary to record")
+	opm := flag.String("opm", "/tmp/upstream/bin/opm", "the opm binary to record")
 	testdata := flag.String("testdata", "testdata", "the testdata directory")
 	out := flag.String("out", "testdata/template-golden", "where to write the results")
 	full := flag.String("full", "", "if set, a directory where every output is written in full (to look at differences)")

@@ -1,7 +1,8 @@
 // Package shapecat generates synthetic file-based catalogs of extreme
 // shapes: the cases where a cost that grows with a catalog's shape rather
 // than its bytes would show (many channels in one package, a long replaces
-// chain, one bundle in many channels, many custom blobs). The Go
+// chain, one bundle in many channels, many custom blobs, a long skips
+// list, wide skipRanges). The Go
 // benchmarks of the loader, the model, the schema check and the serve
 // index use them, and `make bench` measures whole commands on them
 // (hack/shapecat writes them to disk).
@@ -41,6 +42,9 @@ var Shapes = []Shape{
 	{Name: "shared-bundle", N: 1000, Doc: "one package whose only bundle is in N channels", write: sharedBundle},
 	{Name: "custom", N: 300000, Doc: "one package of one bundle, and N small blobs of a custom schema", write: smallCustom},
 	{Name: "custom-large", N: 20000, Doc: "one package of one bundle, and N custom blobs of about 4 KB with nested lists", write: largeCustom},
+	{Name: "deep", N: 9000, Doc: "one package of one bundle, and a custom blob holding a list nested N deep", write: deepList},
+	{Name: "skips", N: 10000, Doc: "one package with one channel of N bundles in a replaces chain, whose head also skips every bundle below its predecessor (a skips list of N-2 names)", write: longSkips},
+	{Name: "skiprange", N: 10000, Doc: "one package with one channel of N bundles in a replaces chain, each with a skipRange that covers every older version", write: wideSkipRanges},
 }
 
 // Lookup returns the shape called name.
@@ -214,5 +218,59 @@ func largeCustom(w *writer, n int) {
 			}
 		}
 		w.blob(obj{"schema": "shape.config", "package": Package, "name": fmt.Sprintf("config-%d", i), "items": items})
+	}
+}
+
+// deepList writes a custom blob whose value is a list nested n deep
+// ([[[...]]]), within encoding/json's limit of 10,000 levels: a decoder
+// or encoder that recurses per level, with a frame or a copy per level,
+// shows here.
+func deepList(w *writer, n int) {
+	oneBundle(w)
+	if w.err != nil {
+		return
+	}
+	_, w.err = fmt.Fprintf(w.bw, "{\n    \"name\": \"deep\",\n    \"package\": %q,\n    \"schema\": \"shape.deep\",\n    \"value\": %s%s\n}\n",
+		Package, strings.Repeat("[", n), strings.Repeat("]", n))
+}
+
+// chainEntries are n channel entries, each replacing the previous one.
+func chainEntries(n int) []obj {
+	entries := make([]obj, n)
+	for i := range n {
+		e := obj{"name": bundleName(i)}
+		if i > 0 {
+			e["replaces"] = bundleName(i - 1)
+		}
+		entries[i] = e
+	}
+	return entries
+}
+
+func longSkips(w *writer, n int) {
+	w.blob(pkgBlob("stable"))
+	entries := chainEntries(n)
+	if n > 2 {
+		skips := make([]string, n-2)
+		for i := range skips {
+			skips[i] = bundleName(i)
+		}
+		entries[n-1]["skips"] = skips
+	}
+	w.blob(channelBlob("stable", entries))
+	for i := range n {
+		w.blob(bundleBlob(i))
+	}
+}
+
+func wideSkipRanges(w *writer, n int) {
+	w.blob(pkgBlob("stable"))
+	entries := chainEntries(n)
+	for i := 1; i < n; i++ {
+		entries[i]["skipRange"] = fmt.Sprintf(">=1.0.0 <1.0.%d", i)
+	}
+	w.blob(channelBlob("stable", entries))
+	for i := range n {
+		w.blob(bundleBlob(i))
 	}
 }

@@ -140,9 +140,68 @@ func Cases(testdataDir string) ([]Case, error) {
 	add("convert-not-object", "", "alpha", "convert-template", "basic", "{templates}/basic/err-not-object.yaml")
 	add("convert-too-many-args", "", "alpha", "convert-template", "basic", "a", "b")
 
+	// convert-template substitutes: every catalog file, every template
+	// fixture read as a catalog stream (several are not valid ones), each
+	// way of giving the input and the format, and the command line errors.
+	for _, c := range catalogs {
+		n := "convert-substitutes-" + strings.NewReplacer("/", "-").Replace(c)
+		add(n+".json", "", "alpha", "convert-template", "substitutes", "{testdata}/"+c)
+		// YAML on the files under 200 KiB only: the large ones cost the
+		// test suite seconds and show nothing the others do not.
+		st, err := os.Stat(filepath.Join(testdataDir, c))
+		if err != nil {
+			return nil, err
+		}
+		if st.Size() < 200<<10 {
+			add(n+".yaml", "", "alpha", "convert-template", "substitutes", "-o", "yaml", "{testdata}/"+c)
+		}
+	}
+	for _, typ := range []string{"basic", "detect", "semver", "substitutes"} {
+		files, err := filepath.Glob(filepath.Join(tmplDir, typ, "*.*"))
+		if err != nil {
+			return nil, err
+		}
+		sort.Strings(files)
+		for _, f := range files {
+			if ext := filepath.Ext(f); ext != ".json" && ext != ".yaml" {
+				continue
+			}
+			rel := typ + "/" + filepath.Base(f)
+			add("convert-substitutes-template-"+typ+"-"+filepath.Base(f)+".json", "", "alpha", "convert-template", "substitutes", "{templates}/"+rel)
+		}
+	}
+	add("convert-substitutes-stdin.json", "basic/microcks.yaml", "alpha", "convert-template", "substitutes")
+	add("convert-substitutes-stdin-dash.yaml", "semver/dvo-skips.yaml", "alpha", "convert-template", "substitutes", "-", "-o", "yaml")
+	add("convert-substitutes-stdin-output-eq.yaml", "basic/two-packages.json", "alpha", "convert-template", "substitutes", "--output=yaml")
+	add("convert-substitutes-stdin-json-explicit.json", "basic/two-packages.json", "alpha", "convert-template", "substitutes", "--output", "json", "-")
+	add("convert-substitutes-stdin-empty.json", "", "alpha", "convert-template", "substitutes")
+	add("convert-substitutes-stdin-empty.yaml", "", "alpha", "convert-template", "substitutes", "-o", "yaml")
+	add("convert-substitutes-missing-file", "", "alpha", "convert-template", "substitutes", "{templates}/no-such-file.yaml")
+	add("convert-substitutes-directory", "", "alpha", "convert-template", "substitutes", "{templates}/substitutes")
+	add("convert-substitutes-bad-output", "", "alpha", "convert-template", "substitutes", "-o", "xml", "{templates}/basic/microcks.yaml")
+	add("convert-substitutes-bad-output-missing-file", "", "alpha", "convert-template", "substitutes", "-o", "mermaid", "{templates}/no-such-file.yaml")
+	add("convert-substitutes-too-many-args", "", "alpha", "convert-template", "substitutes", "a", "b")
+	add("convert-substitutes-unknown-flag", "", "alpha", "convert-template", "substitutes", "--migrate-level", "none", "{templates}/basic/microcks.yaml")
+	// Catalog streams written for convert-template (testdata/templates/
+	// convert): a top-level list, a null document, a bad second document,
+	// JSON numbers and HTML characters, mixed-case keys, a bundle that
+	// does not decode; both types, JSON and YAML.
+	files, err = filepath.Glob(filepath.Join(tmplDir, "convert", "*"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		for _, typ := range []string{"basic", "substitutes"} {
+			n := "convert-" + typ + "-stream-" + filepath.Base(f)
+			add(n+".json", "", "alpha", "convert-template", typ, "{templates}/convert/"+filepath.Base(f))
+			add(n+".yaml", "", "alpha", "convert-template", typ, "-o", "yaml", "{templates}/convert/"+filepath.Base(f))
+		}
+	}
+
 	// Where the image client's own words follow, only the prefix counts.
 	for i := range cs {
-		if strings.Contains(cs[i].Name, "err-missing-image") {
+		if cs[i].Args[1] == "render-template" && strings.Contains(cs[i].Name, "err-missing-image") {
 			ref := "REGISTRY/no-such-operator:1.0.0"
 			cs[i].ErrPrefix = `Error: rendering template: render reference "` + ref + `": `
 		}

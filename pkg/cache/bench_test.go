@@ -94,3 +94,25 @@ func BenchmarkBuildShapes(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkVerify checks every stored answer of a saved cache (the file in
+// the page cache), as opm serve does before it serves.
+func BenchmarkVerify(b *testing.B) {
+	dir := benchCatalog(b)
+	cacheDir := filepath.Join(b.TempDir(), "cache")
+	snap, err := buildDir(b.Context(), os.DirFS(dir), cacheDir, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	snap.Close()
+	snap, err = OpenDir(cacheDir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer snap.Close()
+	for b.Loop() {
+		if err := snap.Verify(b.Context()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -56,12 +56,6 @@ func NewDirBuild(dir string) (*DirBuild, error) {
 		return nil, fmt.Errorf("create cache file: %w", err)
 	}
 	w, err := NewWriter(sc)
-	if err == nil {
-		// A saved cache always carries the JSON lines: an image's cache
-		// serves the HTTP side as well. They are staged in the scratch
-		// file.
-		err = w.KeepLines(nil)
-	}
 	if err != nil {
 		sc.Close()
 		f.Close()
@@ -71,9 +65,15 @@ func NewDirBuild(dir string) (*DirBuild, error) {
 	return &DirBuild{dir: dir, f: f, scratch: sc, w: w}, nil
 }
 
-// Writer stores the answers of the load: it is the load's Sink, Stash and
-// Lines (registry.Options).
+// Writer stores the answers of the load: it is the load's Sink, Stash and,
+// after KeepLines, Lines (registry.Options).
 func (b *DirBuild) Writer() *Writer { return b.w }
+
+// KeepLines makes the cache carry the catalog as JSON lines, for the HTTP
+// side of opm serve (--cache-http); without it the cache holds the gRPC
+// answers only. The lines are staged in the build's scratch file. It must
+// be called before the load starts.
+func (b *DirBuild) KeepLines() error { return b.w.KeepLines(nil) }
 
 // Commit writes the cache of the Index x, the answers the Writer stored,
 // the catalog's fingerprint fp (taken before the load: if the catalog

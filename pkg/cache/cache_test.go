@@ -236,6 +236,11 @@ func TestRejections(t *testing.T) {
 		{"other format version", func(t *testing.T, _, dir string) {
 			patch(t, filepath.Join(dir, FileName), 8, func(b []byte) { binary.LittleEndian.PutUint32(b, FormatVersion+1) })
 		}, OtherFormat, false, fmt.Sprintf("format version %d; this opm reads version %d", FormatVersion+1, FormatVersion)},
+		// Format 2 (the JSON lines always in, SHA-256 fingerprints):
+		// rebuilt, or refused with enforcement, like any other format.
+		{"format 2", func(t *testing.T, _, dir string) {
+			patch(t, filepath.Join(dir, FileName), 8, func(b []byte) { binary.LittleEndian.PutUint32(b, 2) })
+		}, OtherFormat, false, "format version 2; this opm reads version 3"},
 		{"bad magic", func(t *testing.T, _, dir string) {
 			patch(t, filepath.Join(dir, FileName), 0, func(b []byte) { b[0] ^= 0xff })
 		}, Corrupt, false, "bad magic"},
@@ -253,7 +258,7 @@ func TestRejections(t *testing.T) {
 			p := filepath.Join(cat, "p/catalog.json")
 			b, _ := os.ReadFile(p)
 			os.WriteFile(p, bytes.Replace(b, []byte(`"old"`), []byte(`"new"`), 1), 0o644)
-		}, Stale, false, `file "p/catalog.json" changed (sha256`},
+		}, Stale, false, `file "p/catalog.json" changed (xxh64`},
 		{"catalog file added", func(t *testing.T, cat, _ string) { write(t, cat, "q/catalog.json", "{}") }, Stale, false, `file "q/catalog.json" was added`},
 		{"catalog file removed", func(t *testing.T, cat, _ string) { os.Remove(filepath.Join(cat, ".indexignore")) }, Stale, false, `file ".indexignore" was removed`},
 	} {

@@ -20,4 +20,9 @@
 // another format version, corrupt (CRC-32C of the index and of every
 // answer) or stale (Fingerprint.Check) is reported as a *RejectedError
 // with the precise reason.
+//
+// The catalog's JSON lines (lines.go), which the HTTP side of opm serve
+// serves, are in a saved cache only when its build asked for them
+// (DirBuild.KeepLines); for a cache without them, LineBuilder and
+// Snapshot.AddLines give a snapshot the same lines read from the catalog.
 package cache

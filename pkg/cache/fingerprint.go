@@ -2,7 +2,7 @@ package cache
 
 import (
 	"context"
-	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"io/fs"
@@ -10,13 +10,20 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/cespare/xxhash/v2"
+
 	"github.com/fastopm/fastopm/alpha/declcfg"
 )
 
-// Fingerprint identifies a catalog's content: the path, size and SHA-256
-// of every file the catalog loader reads, and of every .indexignore file
-// (which decide what it reads). A cache is valid for a catalog exactly when
-// their fingerprints are equal.
+// Fingerprint identifies a catalog's content: the path, size and 64-bit
+// xxHash (XXH64) of every file the catalog loader reads, and of every
+// .indexignore file (which decide what it reads). A cache is valid for a
+// catalog exactly when their fingerprints are equal.
+//
+// The hash detects changes, not attacks: whoever can change the catalog
+// can rebuild the cache as well, so a cryptographic hash would buy nothing,
+// and XXH64 reads the catalog about four times as fast as SHA-256 (format
+// version 2 used SHA-256; the check is most of a warm start's work).
 type Fingerprint struct {
 	// Files sorted by path.
 	Files []FileSum
@@ -35,7 +42,7 @@ func (fp Fingerprint) Size() int64 {
 type FileSum struct {
 	Path string
 	Size int64
-	Sum  [sha256.Size]byte
+	Sum  [8]byte // XXH64, big-endian
 }
 
 // ComputeFingerprint reads every catalog file of fsys, in parallel. opts
@@ -81,7 +88,7 @@ func (fp Fingerprint) Check(ctx context.Context, fsys fs.FS, cachePath string, o
 	}
 	for i := range files {
 		if files[i].Sum != fp.Files[i].Sum || files[i].Size != fp.Files[i].Size {
-			return stale("file %q changed (sha256 %x, was %x)", files[i].Path, files[i].Sum[:6], fp.Files[i].Sum[:6])
+			return stale("file %q changed (xxh64 %x, was %x)", files[i].Path, files[i].Sum[:], fp.Files[i].Sum[:])
 		}
 	}
 	return nil
@@ -152,12 +159,12 @@ func hashFile(fsys fs.FS, f *FileSum, buf []byte) error {
 		return fmt.Errorf("fingerprint catalog: %w", err)
 	}
 	defer r.Close()
-	h := sha256.New()
+	h := xxhash.New()
 	n, err := io.CopyBuffer(h, struct{ io.Reader }{r}, buf) // our buffer, not WriteTo's
 	if err != nil {
 		return fmt.Errorf("fingerprint catalog: %s: %w", f.Path, err)
 	}
 	f.Size = n
-	h.Sum(f.Sum[:0])
+	binary.BigEndian.PutUint64(f.Sum[:], h.Sum64())
 	return nil
 }

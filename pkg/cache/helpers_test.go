@@ -4,6 +4,7 @@ import (
 	"context"
 	"io/fs"
 
+	"github.com/fastopm/fastopm/alpha/declcfg"
 	"github.com/fastopm/fastopm/pkg/registry"
 	"github.com/fastopm/fastopm/pkg/scratch"
 )
@@ -35,11 +36,24 @@ func build(ctx context.Context, fsys fs.FS, tmpDir string) (*Snapshot, bool, err
 	return snap, st.InMemory(), err
 }
 
-// buildDir builds the cache of the catalog at fsys into dir.
+// buildDir builds the cache of the catalog at fsys into dir, with the
+// catalog's JSON lines (opm serve --cache-http).
 func buildDir(ctx context.Context, fsys fs.FS, dir, producer string) (*Snapshot, error) {
+	return buildDirLines(ctx, fsys, dir, producer, true)
+}
+
+// buildDirLines builds the cache of the catalog at fsys into dir, with or
+// without the catalog's JSON lines.
+func buildDirLines(ctx context.Context, fsys fs.FS, dir, producer string, lines bool) (*Snapshot, error) {
 	b, err := NewDirBuild(dir)
 	if err != nil {
 		return nil, err
+	}
+	if lines {
+		if err := b.KeepLines(); err != nil {
+			b.Abort()
+			return nil, err
+		}
 	}
 	fp, err := ComputeFingerprint(ctx, fsys)
 	if err != nil {
@@ -52,4 +66,18 @@ func buildDir(ctx context.Context, fsys fs.FS, dir, producer string) (*Snapshot,
 		return nil, err
 	}
 	return b.Commit(ctx, x, fp, producer)
+}
+
+// deriveLines gives snap the JSON lines of the catalog at fsys, as opm
+// serve --http-addr does over a cache built without them.
+func deriveLines(ctx context.Context, fsys fs.FS, snap *Snapshot, tmpDir string) error {
+	b, err := NewLineBuilder(scratch.CreateOrMemory(tmpDir, "lines-*"), scratch.CreateOrMemory(tmpDir, "staging-*"))
+	if err != nil {
+		return err
+	}
+	if err := declcfg.Walk(ctx, fsys, func(blob *declcfg.Blob) error { return b.PutLine(blob) }); err != nil {
+		b.Close()
+		return err
+	}
+	return snap.AddLines(b)
 }

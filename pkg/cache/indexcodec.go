@@ -11,7 +11,7 @@ import (
 
 // The index is a flat sequence of unsigned varints and length-prefixed
 // strings, in this order: producer; fingerprint (count, then path, size and
-// 32-byte SHA-256 per file); packages (count, then per package: name,
+// 8-byte XXH64 per file); packages (count, then per package: name,
 // default channel, deprecation, channels: name, deprecation, head, entries:
 // bundle, replaces, skips, skip range); bundles (count, then package,
 // name, flags, deprecation, provided APIs, body reference); custom blobs

@@ -67,6 +67,54 @@ func (w *Writer) KeepLines(staging Storage) error {
 	return nil
 }
 
+// LineBuilder collects a catalog's JSON lines apart from a load: for a
+// saved cache built without them (a gRPC-only image) that opm serve
+// --http-addr serves, the lines are derived from the catalog at start-up,
+// once its fingerprint has matched the cache's. PutLine receives every
+// blob of a declcfg.Walk of the catalog; Snapshot.AddLines then puts them
+// in catalogd's order, exactly as a cache built with them holds them.
+type LineBuilder struct{ w *Writer }
+
+// NewLineBuilder keeps the lines in dst, both empty storages; they wait in
+// staging while the walk runs. dst then belongs to the snapshot that
+// serves the lines; staging is closed once the lines are in order.
+func NewLineBuilder(dst, staging Storage) (*LineBuilder, error) {
+	w, err := NewWriter(dst)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.KeepLines(staging); err != nil {
+		return nil, err
+	}
+	return &LineBuilder{w: w}, nil
+}
+
+// PutLine stores one blob; it is safe for concurrent use.
+func (b *LineBuilder) PutLine(blob *declcfg.Blob) error { return b.w.PutLine(blob) }
+
+// AddLines puts the lines of b in order and serves them with s, which then
+// owns b's storage (Close closes it). s must not hold lines yet.
+func (s *Snapshot) AddLines(b *LineBuilder) error {
+	if s.lines != nil {
+		return errors.New("the snapshot already holds the catalog's JSON lines")
+	}
+	tmp, err := b.w.Snapshot(nil)
+	if err != nil {
+		b.Close()
+		return err
+	}
+	s.lines, s.extra = tmp.lines, tmp.f
+	return nil
+}
+
+// Close releases a builder that was not given to a snapshot.
+func (b *LineBuilder) Close() error {
+	if b.w.lines != nil && b.w.lines.stage != b.w {
+		b.w.lines.stage.f.Close()
+	}
+	return b.w.f.Close()
+}
+
 // PutLine stores one blob of the catalog as a JSON line. It is the
 // registry.LineSink of the load; it is safe for concurrent use.
 func (w *Writer) PutLine(b *declcfg.Blob) error {

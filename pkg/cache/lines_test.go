@@ -159,6 +159,55 @@ func TestLines(t *testing.T) {
 	})
 }
 
+// A cache built without the lines holds none, is smaller, and gets
+// catalogd's lines, the same as a cache built with them, from the catalog.
+func TestLinesDerived(t *testing.T) {
+	with, without := t.TempDir(), t.TempDir()
+	snap, err := buildDir(t.Context(), linesCatalog, with, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap.Close()
+	if snap, err = buildDirLines(t.Context(), linesCatalog, without, "test", false); err != nil {
+		t.Fatal(err)
+	}
+	snap.Close()
+	a, _ := os.Stat(filepath.Join(with, FileName))
+	b, _ := os.Stat(filepath.Join(without, FileName))
+	if b.Size() >= a.Size()-int64(len(wantLines)) {
+		t.Errorf("cache without lines: %d bytes, with: %d; the lines are %d", b.Size(), a.Size(), len(wantLines))
+	}
+	for range 3 { // the parallel walk's order varies
+		snap, err := OpenDir(without)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if snap.Lines() != nil {
+			t.Fatal("a cache built without lines has lines")
+		}
+		if err := snap.Verify(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if err := snap.VerifyLines(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if err := deriveLines(t.Context(), linesCatalog, snap, t.TempDir()); err != nil {
+			t.Fatal(err)
+		}
+		if err := snap.AddLines(nil); err == nil {
+			t.Error("AddLines twice: no error")
+		}
+		got, err := io.ReadAll(snap.Lines().All())
+		if err != nil || string(got) != wantLines {
+			t.Fatalf("derived lines: %v\n%s\nwant\n%s", err, got, wantLines)
+		}
+		if l := snap.Lines(); len(l.Select("olm.channel", "", "stable")) != 2 || len(l.Select("", "a", "")) != 3 {
+			t.Error("the derived lines' index does not answer")
+		}
+		snap.Close()
+	}
+}
+
 func slicesEqual(a, b []int32) bool {
 	if len(a) != len(b) {
 		return false
@@ -222,12 +271,21 @@ func TestLinesRealCatalogs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		grpcOnly, err := buildDirLines(t.Context(), fsys, t.TempDir(), "test", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := deriveLines(t.Context(), fsys, grpcOnly, t.TempDir()); err != nil {
+			t.Fatal(err)
+		}
 		a, _ := io.ReadAll(cold.Lines().All())
 		b, _ := io.ReadAll(saved.Lines().All())
+		c, _ := io.ReadAll(grpcOnly.Lines().All())
 		cold.Close()
 		saved.Close()
-		if !bytes.Equal(a, b) || len(a) == 0 {
-			t.Fatalf("%s: cold start and saved cache lines differ (%d, %d bytes)", name, len(a), len(b))
+		grpcOnly.Close()
+		if !bytes.Equal(a, b) || !bytes.Equal(a, c) || len(a) == 0 {
+			t.Fatalf("%s: cold start, saved cache and derived lines differ (%d, %d, %d bytes)", name, len(a), len(b), len(c))
 		}
 		for i, line := range bytes.Split(bytes.TrimSuffix(a, []byte("\n")), []byte("\n")) {
 			if !json.Valid(line) {

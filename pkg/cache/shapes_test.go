@@ -37,12 +37,14 @@ func TestBuildShapes(t *testing.T) {
 			switch s.Name {
 			case "channels":
 				wantChannels, wantBundles = n, n
-			case "chain":
+			case "chain", "skips", "skiprange":
 				wantBundles = n
 			case "shared-bundle":
 				wantChannels = n
 			case "custom", "custom-large":
 				wantMetas = n
+			case "deep":
+				wantMetas = 1
 			}
 			if len(x.Packages) != 1 || len(x.Packages[0].Channels) != wantChannels || len(x.Bundles) != wantBundles || len(x.Metas) != wantMetas {
 				t.Fatalf("index: %d packages, %d channels, %d bundles, %d custom blobs; want 1, %d, %d, %d",

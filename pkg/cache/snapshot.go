@@ -43,11 +43,13 @@ type Snapshot struct {
 	f         Storage
 	bodiesEnd int64
 	lines     *Lines
+	extra     io.Closer // the storage of lines added by AddLines
 	closed    atomic.Bool
 }
 
 // Lines is the catalog as JSON lines, as catalogd serves it; nil for a
-// cold start that did not keep them (Writer.KeepLines).
+// cache built without them (Writer.KeepLines, DirBuild.KeepLines) until
+// AddLines derives them.
 func (s *Snapshot) Lines() *Lines { return s.lines }
 
 // Reason says why a cache was not used.
@@ -64,6 +66,9 @@ const (
 	Corrupt
 	// Stale: the catalog changed since the cache was built.
 	Stale
+	// Incomplete: the cache lacks a part that was asked for (the JSON
+	// lines of a cache built without them, when --cache-http asks).
+	Incomplete
 )
 
 func (r Reason) String() string {
@@ -76,6 +81,8 @@ func (r Reason) String() string {
 		return "corrupt"
 	case Stale:
 		return "stale"
+	case Incomplete:
+		return "incomplete"
 	}
 	return fmt.Sprintf("Reason(%d)", int(r))
 }
@@ -403,6 +410,9 @@ func (s *Snapshot) spanName(meta, bundle int) string {
 func (s *Snapshot) Close() error {
 	if s.closed.Swap(true) {
 		return nil
+	}
+	if s.extra != nil {
+		s.extra.Close()
 	}
 	return s.f.Close()
 }

@@ -26,8 +26,9 @@ import (
 //	         order, so the file is reproducible; in the unsaved cache of a
 //	         cold start (Snapshot), in the order they were produced.
 //	lines    the catalog as JSON lines, in catalogd's order (lines.go);
-//	         always in a saved cache, in a cold start's only when asked
-//	         for (KeepLines)
+//	         only when asked for (KeepLines): a saved cache built for
+//	         the HTTP side (opm serve --cache-http), a cold start with
+//	         --http-addr
 //	index    the serialized registry.Index, catalog fingerprint and the
 //	         table of the lines
 //	trailer  32 bytes: index offset and length (uint64 LE), CRC-32C of the
@@ -44,9 +45,13 @@ const (
 
 // FormatVersion is the version of the cache format and of the answers'
 // encoding. It changes whenever a cache built by an older opm could answer
-// differently from a fresh one; such a cache is rebuilt (or refused, with
-// integrity enforcement).
-const FormatVersion = 2
+// differently from a fresh one, or could not be read by it as its own;
+// such a cache is rebuilt (or refused, with integrity enforcement).
+//
+// Version 2 added the JSON lines and always carried them; version 3
+// carries them only when asked for, and fingerprints the catalog with
+// XXH64 instead of SHA-256.
+const FormatVersion = 3
 
 // Writer stores answers in a cache file as a catalog is read. It is the
 // registry.Sink of a cache build; its methods are safe for concurrent use.

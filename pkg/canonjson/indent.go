@@ -16,6 +16,19 @@ func AppendNewline(dst []byte, indent string, depth int) []byte {
 // nesting depth depth (the number of containers open around it), empty
 // objects and arrays stay "{}" and "[]", and a space follows every colon.
 func AppendIndent(dst, src []byte, indent string, depth int) []byte {
+	return AppendIndentFlush(dst, src, indent, depth, nil)
+}
+
+// FlushSize is the size past which AppendIndentFlush hands its output to
+// flush.
+const FlushSize = 64 << 10
+
+// AppendIndentFlush is AppendIndent for values whose indented form is too
+// large to hold (a list nested 9,000 deep is 18 KB compact and 324 MB
+// indented): whenever dst grows past FlushSize at the end of a line, it
+// calls flush(dst) and goes on appending to what flush returns (dst[:0]
+// once written out). A nil flush is AppendIndent.
+func AppendIndentFlush(dst, src []byte, indent string, depth int, flush func([]byte) []byte) []byte {
 	needIndent := false
 	for i := 0; i < len(src); {
 		c := src[i]
@@ -23,6 +36,9 @@ func AppendIndent(dst, src []byte, indent string, depth int) []byte {
 			needIndent = false
 			depth++
 			dst = AppendNewline(dst, indent, depth)
+			if flush != nil && len(dst) >= FlushSize {
+				dst = flush(dst)
+			}
 		}
 		switch c {
 		case '"':
@@ -36,6 +52,9 @@ func AppendIndent(dst, src []byte, indent string, depth int) []byte {
 		case ',':
 			dst = append(dst, c)
 			dst = AppendNewline(dst, indent, depth)
+			if flush != nil && len(dst) >= FlushSize {
+				dst = flush(dst)
+			}
 		case ':':
 			dst = append(dst, ':', ' ')
 		case '}', ']':
@@ -44,6 +63,9 @@ func AppendIndent(dst, src []byte, indent string, depth int) []byte {
 			} else {
 				depth--
 				dst = AppendNewline(dst, indent, depth)
+				if flush != nil && len(dst) >= FlushSize {
+					dst = flush(dst)
+				}
 			}
 			dst = append(dst, c)
 		default:

@@ -21,7 +21,6 @@ package catalogimage
 
 import (
 	"archive/tar"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -40,8 +39,11 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/fastopm/fastopm/pkg/image"
+	"github.com/fastopm/fastopm/pkg/progress"
 )
 
 // Paths inside the image, as the generated Dockerfile has them.
@@ -86,7 +88,28 @@ type Options struct {
 	Platform v1.Platform
 	// TempDir holds the work files; empty means os.TempDir().
 	TempDir string
+	// Progress, when set, shows each step (the serve cache, each layer)
+	// on a status line and sums it up when done.
+	Progress *progress.Reporter
+	// Zstd compresses the catalog and cache layers with zstd
+	// (application/vnd.oci.image.layer.v1.tar+zstd) instead of gzip: they
+	// decompress three to four times as fast, for every pull (containerd
+	// 1.5, CRI-O and Docker 23 read them). It needs an OCI base image.
+	Zstd bool
 }
+
+// step shows a step of a build on r's status line; the function returned
+// ends it with a summary (the time taken is added).
+func step(r *progress.Reporter, label string) func(summary string) {
+	t := r.Start(label, 1)
+	start := time.Now()
+	return func(summary string) {
+		t.Done(fmt.Sprintf("%s in %v", summary, time.Since(start).Round(10*time.Millisecond)))
+	}
+}
+
+// sizeOf is a layer's compressed size in MB, for summaries.
+func sizeOf(l *fileLayer) string { return fmt.Sprintf("%.1f MB", float64(l.size)/1e6) }
 
 // Image is a built catalog image. Its layers live in temporary files until
 // Close.
@@ -140,25 +163,40 @@ func Build(ctx context.Context, o Options) (_ *Image, err error) {
 	if mt == types.DockerManifestSchema2 {
 		layerType = types.DockerLayer
 	}
+	if o.Zstd {
+		if mt == types.DockerManifestSchema2 {
+			return nil, errors.New("zstd layers need an OCI base image: this one has a Docker manifest, whose layers are gzip")
+		}
+		layerType = types.OCILayerZStd
+	}
 
 	cacheDir := filepath.Join(work, "cache")
+	done := step(o.Progress, "building the serve cache")
 	if err := o.Cache(o.Dir, cacheDir); err != nil {
+		done("")
 		return nil, fmt.Errorf("build serve cache: %w", err)
 	}
+	done("built the serve cache")
 	if st, err := os.Stat(cacheDir); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("build serve cache: the cache builder left no directory at %s", cacheDir)
 	}
 
+	done = step(o.Progress, "writing the catalog layer")
 	configsLayer, err := writeLayer(ctx, filepath.Join(work, "configs.tar.gz"), o.Dir, strings.TrimPrefix(ConfigsPath, "/"), created, layerType)
 	if err != nil {
+		done("")
 		return nil, fmt.Errorf("catalog layer: %w", err)
 	}
+	done("wrote the catalog layer (" + sizeOf(configsLayer) + ")")
 	// /tmp itself is left out of the layer, so that the base image's /tmp
 	// (often mode 1777) keeps its mode.
+	done = step(o.Progress, "writing the serve cache layer")
 	cacheLayer, err := writeLayer(ctx, filepath.Join(work, "cache.tar.gz"), cacheDir, strings.TrimPrefix(CachePath, "/"), created, layerType)
 	if err != nil {
+		done("")
 		return nil, fmt.Errorf("cache layer: %w", err)
 	}
+	done("wrote the serve cache layer (" + sizeOf(cacheLayer) + ")")
 
 	baseCF, err := base.ConfigFile()
 	if err != nil {
@@ -225,6 +263,12 @@ func Build(ctx context.Context, o Options) (_ *Image, err error) {
 // the directory prefix (a relative slash path); prefix's parents get no
 // entries.
 func writeLayer(ctx context.Context, dst, src, prefix string, mtime time.Time, mt types.MediaType) (*fileLayer, error) {
+	return writeLayerWith(dst, mt, func(tw *tar.Writer) error { return writeTree(ctx, tw, src, prefix, mtime) })
+}
+
+// writeLayerWith writes a layer file at dst, compressed as mt says (zstd
+// or gzip), holding the entries that write writes.
+func writeLayerWith(dst string, mt types.MediaType, write func(*tar.Writer) error) (*fileLayer, error) {
 	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return nil, err
@@ -232,12 +276,22 @@ func writeLayer(ctx context.Context, dst, src, prefix string, mtime time.Time, m
 	defer f.Close()
 	digest, diffID := sha256.New(), sha256.New()
 	counter := &countingWriter{w: io.MultiWriter(f, digest)}
-	zw, err := gzip.NewWriterLevel(counter, gzip.BestCompression)
+	// klauspost's gzip at its default level: four times as fast as
+	// compress/gzip's best compression on catalogs, for 5 % more bytes;
+	// or its zstd encoder, on one goroutine. Their output is fixed for a
+	// given version of the library (pinned in go.mod), which keeps builds
+	// reproducible.
+	var zw io.WriteCloser
+	if mt == types.OCILayerZStd {
+		zw, err = zstd.NewWriter(counter, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault))
+	} else {
+		zw, err = gzip.NewWriterLevel(counter, gzip.DefaultCompression)
+	}
 	if err != nil {
 		return nil, err
 	}
 	tw := tar.NewWriter(io.MultiWriter(zw, diffID))
-	if err := writeTree(ctx, tw, src, prefix, mtime); err != nil {
+	if err := write(tw); err != nil {
 		return nil, err
 	}
 	if err := tw.Close(); err != nil {
@@ -335,7 +389,7 @@ func hashOf(h hash.Hash) v1.Hash {
 	return v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(h.Sum(nil))}
 }
 
-// fileLayer is a gzip layer in a file, with its digests known.
+// fileLayer is a compressed layer in a file, with its digests known.
 type fileLayer struct {
 	path           string
 	digest, diffID v1.Hash
@@ -356,21 +410,30 @@ func (l *fileLayer) Uncompressed() (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
+	if l.mt == types.OCILayerZStd {
+		zr, err := zstd.NewReader(f, zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		return &decompressCloser{Reader: zr, close: func() error { zr.Close(); return nil }, f: f}, nil
+	}
 	zr, err := gzip.NewReader(f)
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	return &gunzipCloser{Reader: zr, f: f}, nil
+	return &decompressCloser{Reader: zr, close: zr.Close, f: f}, nil
 }
 
-type gunzipCloser struct {
-	*gzip.Reader
-	f *os.File
+type decompressCloser struct {
+	io.Reader
+	close func() error
+	f     *os.File
 }
 
-func (g *gunzipCloser) Close() error {
-	zerr := g.Reader.Close()
+func (g *decompressCloser) Close() error {
+	zerr := g.close()
 	if err := g.f.Close(); err != nil {
 		return err
 	}

@@ -17,7 +17,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // Program is the name of the drawing program.
@@ -58,20 +60,53 @@ func Available() bool {
 	return err == nil
 }
 
+// The bounds of one drawing, whatever the caller estimated: past them the
+// drawing program is stopped. Graphviz's memory grows with the square of
+// the clusters side by side (2,000 one-bundle channels: 2.6 GB), so an
+// estimate that is wrong must still never exhaust the machine.
+var (
+	// MaxMemory is the most resident memory, in bytes, of the drawing
+	// program (read from /proc; not enforced where there is none).
+	MaxMemory int64 = 2 << 30
+	// MaxTime is the longest a drawing may take.
+	MaxTime = 10 * time.Minute
+)
+
+// ErrTooLarge is returned, wrapped, when a drawing went past MaxMemory or
+// MaxTime.
+var ErrTooLarge = errors.New("the graph is too large to lay out")
+
 // SVG lays out dot with Graphviz's dot engine and returns the SVG. The
-// drawing stops when ctx is done.
+// drawing stops when ctx is done, or when it goes past MaxMemory or
+// MaxTime.
 func SVG(ctx context.Context, dot []byte) ([]byte, error) {
 	prog, err := find()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, prog)
+	runCtx, cancel := context.WithTimeout(ctx, MaxTime)
+	defer cancel()
+	cmd := exec.CommandContext(runCtx, prog)
 	cmd.Stdin = bytes.NewReader(dot)
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
-	if err := cmd.Run(); err != nil {
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("%s: %w", Program, err)
+	}
+	stop := make(chan struct{})
+	watched := make(chan int64, 1)
+	go func() { watched <- watchMemory(cmd.Process, MaxMemory, stop) }()
+	err = cmd.Wait()
+	close(stop)
+	if peak := <-watched; peak > MaxMemory {
+		return nil, fmt.Errorf("%w: Graphviz used more than %d MB and was stopped", ErrTooLarge, MaxMemory>>20)
+	}
+	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if runCtx.Err() != nil {
+			return nil, fmt.Errorf("%w: Graphviz took more than %s and was stopped", ErrTooLarge, MaxTime)
 		}
 		msg := strings.TrimSpace(stderr.String())
 		if msg == "" {
@@ -80,4 +115,39 @@ func SVG(ctx context.Context, dot []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %s", Program, msg)
 	}
 	return out.Bytes(), nil
+}
+
+// watchMemory reads the resident memory of p every 50 ms until stop is
+// closed, kills p when it goes past limit, and returns the most it saw.
+// Where /proc cannot be read it returns at once.
+func watchMemory(p *os.Process, limit int64, stop <-chan struct{}) int64 {
+	statm := fmt.Sprintf("/proc/%d/statm", p.Pid)
+	page := int64(os.Getpagesize())
+	var peak int64
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		b, err := os.ReadFile(statm)
+		if err != nil {
+			return peak
+		}
+		// size resident shared text lib data dt, in pages.
+		f := strings.Fields(string(b))
+		if len(f) < 2 {
+			return peak
+		}
+		pages, _ := strconv.ParseInt(f[1], 10, 64)
+		if rss := pages * page; rss > peak {
+			peak = rss
+		}
+		if peak > limit {
+			_ = p.Kill()
+			return peak
+		}
+		select {
+		case <-stop:
+			return peak
+		case <-tick.C:
+		}
+	}
 }

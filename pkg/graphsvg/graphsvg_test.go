@@ -2,9 +2,12 @@ package graphsvg
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fastopm/fastopm/internal/testutil"
 )
 
 // Without the drawing program the error says how to get it.
@@ -21,5 +24,26 @@ func TestNoProgram(t *testing.T) {
 	t.Setenv(EnvProgram, filepath.Join(t.TempDir(), "missing"))
 	if _, err := SVG(t.Context(), []byte("digraph g {}")); err == nil || !strings.Contains(err.Error(), EnvProgram+"=") {
 		t.Errorf("SVG with a missing %s = %v", EnvProgram, err)
+	}
+}
+
+func TestMain(m *testing.M) { os.Exit(testutil.RunWithGraphviz(m)) }
+
+// A drawing past MaxMemory is stopped with ErrTooLarge, whatever the
+// caller estimated; within it, it is drawn.
+func TestMemoryBound(t *testing.T) {
+	if _, err := os.Stat("/proc/self/statm"); err != nil {
+		t.Skip("no /proc: the memory bound is not enforced here")
+	}
+	testutil.UseGraphviz(t)
+	dot := []byte("digraph g { a -> b; }")
+	if svg, err := SVG(t.Context(), dot); err != nil || !strings.Contains(string(svg), "<svg") {
+		t.Fatalf("SVG = %.40q, %v", svg, err)
+	}
+	defer func(m int64) { MaxMemory = m }(MaxMemory)
+	MaxMemory = 1 << 20 // the WebAssembly runtime alone is more
+	_, err := SVG(t.Context(), dot)
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "Graphviz used more than 1 MB and was stopped") {
+		t.Fatalf("SVG past MaxMemory = %v", err)
 	}
 }

@@ -26,7 +26,7 @@ func benchSnapshot(b *testing.B) *cache.Snapshot {
 		b.Skipf("benchmark catalog %s not found (set OPM_BENCH_CATALOG or run make bench-catalog)", dir)
 	}
 	cacheDir := b.TempDir()
-	snap, err := action.LoadServeDir(context.Background(), os.DirFS(dir), cacheDir, "bench")
+	snap, err := action.LoadServeDir(context.Background(), os.DirFS(dir), cacheDir, "bench", true)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fastopm/fastopm/pkg/cache"
 	"github.com/fastopm/fastopm/internal/testutil"
 )
 
@@ -68,8 +69,7 @@ func TestCatalogdGolden(t *testing.T) {
 			t.Fatalf("%s: no metas queries", f)
 		}
 		t.Run(name, func(t *testing.T) {
-			for _, saved := range []bool{false, true} {
-				snap := snapshot(t, name, saved)
+			for _, snap := range []*cache.Snapshot{snapshot(t, name, false), snapshot(t, name, true), derivedSnapshot(t, name)} {
 				ts := newTestServer(t, snap, "golden")
 				for _, prefix := range []string{"", "/catalogs/golden"} {
 					resp, body := ts.do(t, "GET", prefix+"/api/v1/all")

@@ -210,6 +210,16 @@ func TestPage(t *testing.T) {
 			shoot("serve-http-updates.png")
 		}
 
+		// What a new Subscription installs, on etcd: its head.
+		do(chromedp.Click("#install-submit"))
+		wait(`document.querySelector('#install-summary') !== null`)
+		if got := text("#install-summary"); !strings.Contains(got, "installs 1 bundle: "+upd.Head.Name) {
+			t.Errorf("install summary %q, head %s", got, upd.Head.Name)
+		}
+		if n := eval(`document.querySelectorAll('#install-tree li').length`); n != float64(1) {
+			t.Errorf("%v bundles in the install tree, want 1", n)
+		}
+
 		// Deprecations, and a package that does not exist.
 		do(chromedp.Navigate(base + "#pkg=test-package"))
 		wait(`document.querySelector('#package-name').textContent === 'test-package'`)

@@ -7,7 +7,8 @@
 //     /catalogs/NAME/ prefix;
 //   - JSON answers for people and tools: the packages, one package, its
 //     upgrade graph as SVG, and the upgrade path of an installed bundle
-//     (alpha/updates);
+//     (alpha/updates, each step with the changes of its CRDs OLM refuses:
+//     alpha/crdsafety);
 //   - /healthz, /readyz and Prometheus /metrics;
 //   - a small web page (pkg/httpserver/ui).
 //
@@ -23,6 +24,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -59,6 +61,8 @@ type Server struct {
 	views *viewCache
 	pkgs  []pkgSummary // the package list, by name
 	h     http.Handler
+	// install is the resolver of /api/v1/install (install.go).
+	install installState
 }
 
 // validName is a DNS-1123 subdomain, as catalogd requires of a catalog's
@@ -121,6 +125,7 @@ func (s *Server) routes() http.Handler {
 		{"GET /api/v1/packages/{package}/icon", "icon", s.icon},
 		{"GET /api/v1/packages/{package}/graph.svg", "graph", s.graph},
 		{"GET /api/v1/updates", "updates", s.updates},
+		{"GET /api/v1/install", "install", s.installAnswer},
 	}
 	inner := http.NewServeMux()
 	for _, r := range catalog {
@@ -138,7 +143,6 @@ func (s *Server) routes() http.Handler {
 	if m := s.opts.Metrics; m != nil {
 		top.Handle("GET /metrics", s.instrument("metrics", m.Handler()))
 	}
-	prefix := "/catalogs/" + s.opts.CatalogName
 	top.Handle("/catalogs/{catalog}/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name := r.PathValue("catalog")
 		if err := ValidCatalogName(name); err != nil {
@@ -151,12 +155,34 @@ func (s *Server) routes() http.Handler {
 			s.instrument("other", http.HandlerFunc(notFound)).ServeHTTP(w, r)
 			return
 		}
-		http.StripPrefix(prefix, inner).ServeHTTP(w, r)
+		inner.ServeHTTP(w, stripCatalog(r))
 	}))
 	top.Handle("/", inner)
 	// No route reads a request body; one larger than MaxBodyBytes is not
 	// even drained for the connection's reuse.
 	return gzhttp.GzipHandler(http.MaxBytesHandler(top, MaxBodyBytes))
+}
+
+// stripCatalog returns r with the /catalogs/NAME prefix cut from its path,
+// by segments of the escaped path, as the router matched it (Go's
+// ServeMux matches each segment unescaped, and catalogd is served by one):
+// /catalogs/c%61t/api/v1/all is /catalogs/cat/api/v1/all, where
+// http.StripPrefix, which compares strings, would find no prefix.
+func stripCatalog(r *http.Request) *http.Request {
+	escaped := strings.TrimPrefix(r.URL.EscapedPath(), "/catalogs/")
+	_, rest, _ := strings.Cut(escaped, "/")
+	rest = "/" + rest
+	path, err := url.PathUnescape(rest)
+	if err != nil {
+		// The router matched the path, so it unescapes.
+		path = rest
+	}
+	r2 := new(http.Request)
+	*r2 = *r
+	r2.URL = new(url.URL)
+	*r2.URL = *r.URL
+	r2.URL.Path, r2.URL.RawPath = path, rest
+	return r2
 }
 
 // notFound is catalogd's 404.

@@ -55,12 +55,13 @@
 //
 // # Cache
 //
-// Unpack streams the first layer of a pulled image straight from the
-// registry and meanwhile downloads the others, three at a time, in the
-// background (layers must be applied in order, but need not be downloaded
-// so). Without WithCacheDir those downloads go to a temporary directory
-// ($TMPDIR/opm-layers-*) removed before Unpack returns, and nothing is
-// kept. With WithCacheDir(dir), manifests, configs and
+// Unpack streams every layer of a pulled image straight from the registry,
+// several at once (one more than GOMAXPROCS), decompressing each as it
+// arrives (gzip or zstd, by klauspost/compress), and applies them strictly
+// in order: a layer read before its turn keeps the entries that will
+// matter, and the content of the files wanted, in an unlinked temporary
+// file until then (layers.go). Without WithCacheDir nothing is kept. With
+// WithCacheDir(dir), manifests, configs and
 // layers are kept content-addressed under dir/blobs/sha256/<hex>, written
 // atomically after their digest has been verified, and re-verified when
 // read. A second pull of the same content downloads no blob again; a pull

@@ -16,6 +16,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/fastopm/fastopm/pkg/progress"
 )
 
 // Option configures Pull, Unpack, Extract, UnpackBundle, Push and Write.
@@ -34,6 +36,7 @@ type options struct {
 	limits        Limits
 	paths         []string
 	check         func(dir string) error
+	progress      *progress.Reporter
 
 	// dial replaces the dialer of the default transport; tests use it to
 	// reach an in-process TLS registry under a non-loopback host name.
@@ -51,6 +54,15 @@ func makeOptions(opts ...Option) (*options, error) {
 		}
 	}
 	return o, nil
+}
+
+// WithProgress shows the bytes of a push on r's status line and sums the
+// push up once it is done; a nil r (not a terminal) shows nothing.
+func WithProgress(r *progress.Reporter) Option {
+	return func(o *options) error {
+		o.progress = r
+		return nil
+	}
 }
 
 // WithPlainHTTP lets the registry be reached over plain HTTP (opm's

@@ -127,7 +127,7 @@ func (o *options) unpack(ctx context.Context, img v1.Image, dst string) error {
 	sel := newSelection(o.paths)
 	for pass := 1; ; pass++ {
 		u := &unpacker{root: root, limits: o.limits, sel: sel, links: map[string]v1.Hash{}}
-		if err := u.applyAll(ctx, img, layers); err != nil {
+		if err := u.applyAll(ctx, layers); err != nil {
 			var ee *EntryError
 			if errors.As(err, &ee) {
 				ee.Image = imgName
@@ -171,38 +171,13 @@ func emptyRoot(root *os.Root) error {
 	return nil
 }
 
-// applyAll applies the layers in order and checks the links written.
-func (u *unpacker) applyAll(ctx context.Context, img v1.Image, layers []v1.Layer) error {
-	// Layers of a pulled image download in the background while earlier
-	// ones are applied; the first streams straight from the registry.
-	var pf *prefetcher
-	if n, ok := img.(*namedImage); ok && n.p != nil && len(layers) > 1 {
-		var err error
-		if pf, err = n.p.prefetch(ctx, layers[1:]); err != nil {
-			return err
-		}
-		defer pf.close()
-	}
-	for i, l := range layers {
-		d, err := l.Digest()
-		if err != nil {
-			return fmt.Errorf("layer digest: %w", err)
-		}
-		if pf != nil && i > 0 {
-			if l, err = pf.layer(i - 1); err != nil {
-				u.checkLinks()
-				return fmt.Errorf("layer %s: %w", d, err)
-			}
-		}
-		if err := u.applyLayer(ctx, l, d); err != nil {
-			// Leave no link leading out, even after a failure.
-			u.checkLinks()
-			var ee *EntryError
-			if errors.As(err, &ee) {
-				return ee
-			}
-			return fmt.Errorf("layer %s: %w", d, err)
-		}
+// applyAll applies the layers in order (reading them in parallel,
+// layers.go) and checks the links written.
+func (u *unpacker) applyAll(ctx context.Context, layers []v1.Layer) error {
+	if err := u.applyParallel(ctx, layers); err != nil {
+		// Leave no link leading out, even after a failure.
+		u.checkLinks()
+		return err
 	}
 	if ee := u.checkLinks(); ee != nil {
 		return ee
@@ -267,48 +242,6 @@ type unpacker struct {
 	layer   v1.Hash // the layer being applied
 }
 
-func (u *unpacker) applyLayer(ctx context.Context, l v1.Layer, d v1.Hash) error {
-	rc, err := l.Uncompressed()
-	if err != nil {
-		return fmt.Errorf("open: %w", err)
-	}
-	defer rc.Close()
-	r := &ctxReader{ctx: ctx, r: rc}
-	tr := tar.NewReader(r)
-	u.touched = map[string]struct{}{}
-	u.parentOK = ""
-	u.layer = d
-	for {
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if errors.Is(err, tar.ErrInsecurePath) && hdr != nil {
-			err = nil // GODEBUG=tarinsecurepath=0; entry() judges names itself
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return fmt.Errorf("read tar: %w", err)
-		}
-		if err := u.entry(tr, hdr); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return &EntryError{Layer: d, Entry: hdr.Name, Err: err}
-		}
-	}
-	// Read to the end so that the digest of the layer is verified.
-	if _, err := io.Copy(io.Discard, r); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return fmt.Errorf("read: %w", err)
-	}
-	return nil
-}
-
 const (
 	whiteoutPrefix = ".wh."
 	whiteoutMeta   = ".wh..wh."
@@ -316,7 +249,7 @@ const (
 )
 
 // entry applies one tar entry.
-func (u *unpacker) entry(tr *tar.Reader, hdr *tar.Header) error {
+func (u *unpacker) entry(tr io.Reader, hdr *tar.Header) error {
 	if hdr.Typeflag == tar.TypeXGlobalHeader {
 		return nil
 	}

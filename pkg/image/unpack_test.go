@@ -2,6 +2,7 @@ package image
 
 import (
 	"archive/tar"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -12,6 +13,9 @@ import (
 	"testing"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/static"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/klauspost/compress/zstd"
 )
 
 // sandbox returns base/dst, the destination, next to base/outside, a
@@ -401,5 +405,54 @@ func TestUnpackPathsManyLinks(t *testing.T) {
 	}
 	if got := readFile(t, filepath.Join(dst, "configs", "499")); got != "x" {
 		t.Errorf("configs/499 = %q", got)
+	}
+}
+
+// Layers compressed with gzip, zstd or not at all unpack alike, and many
+// layers read in parallel are applied in order: the last write of a path
+// wins and whiteouts hide only what lower layers wrote, whichever layer
+// finishes reading first (a large early layer here finishes last), with a
+// selection (WithPaths) and without.
+func TestUnpackLayersInParallel(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("0123456789abcdef", 1<<16) // 1 MiB
+	tarOf := func(ents ...ent) []byte { return tarBytes(t, ents...) }
+	var zst bytes.Buffer
+	zw, err := zstd.NewWriter(&zst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw.Write(tarOf(file("configs/zstd", "z"), file("configs/.wh.gone", ""), file("other/big", big)))
+	zw.Close()
+	layers := []v1.Layer{
+		layerOf(t, dir("configs"), file("configs/big", big), file("configs/gone", "1"), file("configs/x", "0"), file("other/y", "0")),
+		static.NewLayer(zst.Bytes(), types.OCILayerZStd),
+		static.NewLayer(tarOf(file("configs/plain", "p"), file("configs/x", "2")), types.OCIUncompressedLayer),
+	}
+	for i := 3; i < 12; i++ {
+		layers = append(layers, layerOf(t, file("configs/x", fmt.Sprint(i)), file(fmt.Sprintf("configs/l%d", i), "")))
+	}
+	layers = append(layers, layerOf(t, file("configs/.wh.l5", ""), file("configs/l5", "back"), file("configs/.wh.l6", "")))
+	for _, paths := range [][]string{nil, {"configs"}} {
+		_, dst := sandbox(t)
+		if err := Unpack(context.Background(), imageOf(t, nil, layers...), dst, WithPaths(paths...)); err != nil {
+			t.Fatal(err)
+		}
+		if got := readFile(t, filepath.Join(dst, "configs", "x")); got != "11" {
+			t.Errorf("paths %v: configs/x = %q, want the last layer's 11", paths, got)
+		}
+		for p, want := range map[string]string{"configs/big": big, "configs/zstd": "z", "configs/plain": "p", "configs/l5": "back", "configs/l3": ""} {
+			if got := readFile(t, filepath.Join(dst, filepath.FromSlash(p))); got != want {
+				t.Errorf("paths %v: %s = %.20q, want %.20q", paths, p, got, want)
+			}
+		}
+		for _, p := range []string{"configs/gone", "configs/l6"} {
+			if _, err := os.Lstat(filepath.Join(dst, filepath.FromSlash(p))); !os.IsNotExist(err) {
+				t.Errorf("paths %v: %s was whited out, yet: %v", paths, p, err)
+			}
+		}
+		if _, err := os.Lstat(filepath.Join(dst, "other")); (err == nil) != (paths == nil) {
+			t.Errorf("paths %v: other/ present: %v", paths, err == nil)
+		}
 	}
 }

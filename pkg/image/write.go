@@ -8,12 +8,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/match"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/fastopm/fastopm/pkg/progress"
 )
 
 // LayoutPrefix marks a destination of Write that is an OCI image layout
@@ -48,10 +51,59 @@ func Push(ctx context.Context, img v1.Image, ref string, opts ...Option) error {
 	if err != nil {
 		return err
 	}
-	if err := remote.Write(r, img, o.remoteOptions(ctx)...); err != nil {
+	ropts := o.remoteOptions(ctx)
+	var done func(err error)
+	if o.progress != nil {
+		ropts, done = pushProgress(o.progress, ref, ropts)
+	}
+	err = remote.Write(r, img, ropts...)
+	if done != nil {
+		done(err)
+	}
+	if err != nil {
 		return fmt.Errorf("push %s: %w", ref, err)
 	}
 	return nil
+}
+
+// pushProgress adds to ropts a progress channel whose updates count the
+// megabytes pushed on a status line; done ends the line with a summary.
+func pushProgress(r *progress.Reporter, ref string, ropts []remote.Option) ([]remote.Option, func(error)) {
+	updates := make(chan v1.Update, 16)
+	finished := make(chan struct{})
+	start := time.Now()
+	var total int64
+	go func() {
+		defer close(finished)
+		var (
+			task *progress.Task
+			mb   int
+		)
+		for u := range updates {
+			if task == nil && u.Total > 0 {
+				task = r.Start("pushing "+ref+" (MB)", int((u.Total+(1<<20)-1)>>20))
+			}
+			total = u.Total
+			if now := int(u.Complete >> 20); now > mb {
+				task.Add(now - mb)
+				mb = now
+			}
+		}
+		task.Done("")
+	}()
+	return append(ropts, remote.WithProgress(updates)), func(err error) {
+		if err != nil {
+			// remote.Write closes the channel, unless it failed before
+			// it started writing.
+			select {
+			case <-finished:
+			case <-time.After(time.Second):
+			}
+			return
+		}
+		<-finished
+		r.Printf("pushed %s (%.1f MB) in %v", ref, float64(total)/1e6, time.Since(start).Round(10*time.Millisecond))
+	}
 }
 
 // WriteLayout writes img into the OCI image layout directory dir, creating

@@ -196,12 +196,8 @@ func (bld *Builder) Build(walkErr error) (*Index, error) {
 	if walkErr != nil && !errors.As(walkErr, &walkErrs) {
 		return nil, walkErr
 	}
-	m, problems := bld.model.Build()
-	var all model.Problems
-	for _, e := range walkErrs {
-		all = append(all, model.ParseProblem(e))
-	}
-	all = append(all, problems...)
+	bld.model.AddLoadErrors(walkErrs)
+	m, all := bld.model.Build()
 	if err := all.Err(); err != nil {
 		return nil, &InvalidCatalogError{Problems: all, err: err}
 	}

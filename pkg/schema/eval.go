@@ -85,6 +85,13 @@ func (c *Checker) evalReal(k kind, data []byte) []violation {
 	var vs []violation
 	for _, e := range cueerrors.Errors(u.Validate(cue.Concrete(true))) {
 		format, args := e.Msg()
+		for i, a := range args {
+			// A value quoted in full would bury the message's end
+			// (the types that conflict) under a long string.
+			if s := fmt.Sprint(a); len(s) > maxArgument {
+				args[i] = shortenTo(s, maxArgument)
+			}
+		}
 		vs = append(vs, violation{
 			path: errorPath(k, e.Path()),
 			msg:  shorten(fmt.Sprintf(format, args...)),
@@ -97,13 +104,18 @@ func (c *Checker) evalReal(k kind, data []byte) []violation {
 // conflicting values in full, and catalogs hold megabyte-long strings.
 const maxMessage = 1024
 
+// maxArgument bounds the length of a value quoted in a message.
+const maxArgument = 200
+
 // shorten cuts msg to maxMessage bytes (on a UTF-8 boundary), marking the
 // cut with an ellipsis.
-func shorten(msg string) string {
-	if len(msg) <= maxMessage {
+func shorten(msg string) string { return shortenTo(msg, maxMessage) }
+
+func shortenTo(msg string, max int) string {
+	if len(msg) <= max {
 		return msg
 	}
-	n := maxMessage
+	n := max
 	for n > 0 && !utf8.RuneStart(msg[n]) {
 		n--
 	}

@@ -249,7 +249,7 @@ func TestAssetsAreSelfContained(t *testing.T) {
 		}
 	}
 	for _, m := range regexp.MustCompile(`"(api/v1/[^"]*)"`).FindAllStringSubmatch(js, -1) {
-		if !slices.Contains([]string{"api/v1/packages?q=", "api/v1/packages/", "api/v1/updates?package="}, m[1]) {
+		if !slices.Contains([]string{"api/v1/packages?q=", "api/v1/packages/", "api/v1/updates?package=", "api/v1/install?package="}, m[1]) {
 			t.Errorf("app.js: unexpected API URL %q", m[1])
 		}
 	}
@@ -273,7 +273,7 @@ func TestIDsDocumented(t *testing.T) {
 	for _, m := range regexp.MustCompile(`\sid="([^"]+)"`).FindAllStringSubmatch(page[end:], -1) {
 		inPage[m[1]] = true
 	}
-	for _, id := range []string{"search", "results", "results-count", "package", "channels", "bundles", "graph", "graph-channel", "graph-img", "updates-form", "updates-from", "updates-channel", "updates-version", "updates-result"} {
+	for _, id := range []string{"search", "results", "results-count", "package", "channels", "bundles", "graph", "graph-channel", "graph-img", "updates-form", "updates-from", "updates-channel", "updates-version", "updates-result", "install-form", "install-channel", "install-result"} {
 		if !documented[id] {
 			t.Errorf("id %q is not listed at the top of index.html", id)
 		}

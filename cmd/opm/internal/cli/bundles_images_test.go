@@ -129,6 +129,21 @@ func TestRenderImages(t *testing.T) {
 		t.Errorf("mixed render lacks a package or is out of order (example-operator at %d, hyperfoil at %d, memcached at %d)", i, j, k)
 	}
 
+	// The images are pulled at once; on a terminal a status line counts
+	// them and a summary ends it, and the output is the same. Not on a
+	// terminal: nothing on stderr.
+	if strings.Contains(errOut, "pulled") {
+		t.Errorf("progress written when stderr is not a terminal: %q", errOut)
+	}
+	var tout, terr bytes.Buffer
+	if code := Main(context.Background(), Streams{In: strings.NewReader(""), Out: &tout, Err: &terr, Terminal: true},
+		[]string{"render", bundleRef, catalogRef, smallBundle}); code != 0 || tout.String() != mixed {
+		t.Errorf("render on a terminal: exit %d, stdout equal: %v; stderr %q", code, tout.String() == mixed, terr.String())
+	}
+	if e := terr.String(); !strings.Contains(e, "pulling images: ") || !strings.Contains(e, "pulled 2 images in ") {
+		t.Errorf("stderr on a terminal: %q, want the pulls counted and summed up", e)
+	}
+
 	// Neither catalog nor bundle: exit 1, the reason on stderr, nothing on
 	// stdout.
 	code, out, errOut := run(t, "render", exampleCatalog, plainRef)
@@ -171,6 +186,21 @@ func TestRenderFlags(t *testing.T) {
 		{name: "lenient bundle warns", args: []string{noChannel},
 			wantOut: []string{`"name": "hyperfoil-operator.v0.26.0"`}, wantErr: "level=warning"},
 		{name: "strict bundle fails", args: []string{noChannel, "--strict"}, wantCode: 1, wantErr: "no channel in annotations"},
+	}
+	// References are resolved at once; their warnings still come in the
+	// order of the references.
+	other := t.TempDir()
+	if err := os.CopyFS(other, os.DirFS(noChannel)); err != nil {
+		t.Fatal(err)
+	}
+	for _, order := range [][]string{{noChannel, other}, {other, noChannel}} {
+		for range 3 {
+			code, _, errOut := run(t, "render", order[0], order[1])
+			i, j := strings.Index(errOut, order[0]+`\"`), strings.Index(errOut, order[1]+`\"`)
+			if code != 0 || i < 0 || j < 0 || i > j {
+				t.Fatalf("render %v: exit %d, warnings out of order:\n%s", order, code, errOut)
+			}
+		}
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -318,6 +348,24 @@ func TestGenerateImageCmd(t *testing.T) {
 		t.Errorf("two builds: %s and %s", strings.TrimSpace(first), strings.TrimSpace(second))
 	}
 
+	// On a terminal each step is shown and summed up; not on one (above),
+	// stderr has the final line only.
+	if strings.Contains(stderr, "wrote the catalog layer") {
+		t.Errorf("progress written when stderr is not a terminal: %q", stderr)
+	}
+	var tout, terr bytes.Buffer
+	tcmd := newCmd(Streams{In: strings.NewReader(""), Out: &tout, Err: &terr, Terminal: true})
+	tcmd.SilenceUsage, tcmd.SilenceErrors = true, true
+	tcmd.SetArgs([]string{catalog, "-i", baseRef, "-t", host + "/catalog:v9", "-l", "team=olm"})
+	if err := tcmd.ExecuteContext(context.Background()); err != nil || tout.String() != first {
+		t.Fatalf("build on a terminal: %v, digest %q want %q", err, tout.String(), first)
+	}
+	for _, want := range []string{"built the serve cache in ", "wrote the catalog layer (", "wrote the serve cache layer (", "pushed " + host + "/catalog:v9 ("} {
+		if !strings.Contains(terr.String(), want) {
+			t.Errorf("stderr on a terminal lacks %q:\n%q", want, terr.String())
+		}
+	}
+
 	// opm render of the pushed image equals opm render of the directory.
 	code, want, errOut := run(t, "render", catalog)
 	if code != 0 {
@@ -350,7 +398,9 @@ func TestGenerateImageCmd(t *testing.T) {
 		wantErr string
 	}{
 		{name: "no destination", newCmd: newCmd, args: []string{catalog, "-i", baseRef}, wantErr: "tag output"},
-		{name: "no base image", newCmd: newCmd, args: []string{catalog, "-t", host + "/a:v1"}, wantErr: `"base-image" not set`},
+		// Without -i the base is built from the running opm (the test
+		// binary), which has no grpc_health_probe next to it.
+		{name: "no base image, no grpc_health_probe", newCmd: newCmd, args: []string{catalog, "-t", host + "/a:v1"}, wantErr: "no grpc_health_probe next to this opm"},
 		{name: "two destinations", newCmd: newCmd, args: []string{catalog, "-i", baseRef, "-t", host + "/a:v1", "--output", "oci-layout:" + layoutDir}, wantErr: "none of the others can be"},
 		{name: "bad platform", newCmd: newCmd, args: []string{catalog, "-i", baseRef, "-t", host + "/a:v1", "--platform", "linux/amd64/v1/x/y"}, wantErr: "invalid --platform"},
 	}

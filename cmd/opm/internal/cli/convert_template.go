@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fastopm/fastopm/alpha/template/basic"
+	alphatemplate "github.com/fastopm/fastopm/alpha/template"
 )
 
 func newConvertTemplateCmd(s Streams) *cobra.Command {
@@ -14,19 +14,23 @@ func newConvertTemplateCmd(s Streams) *cobra.Command {
 		Use:   "convert-template",
 		Short: "Convert existing FBC to a supported template type",
 	}
-	cmd.AddCommand(newConvertBasicCmd(s))
+	for _, typ := range alphatemplate.ConvertTypes {
+		cmd.AddCommand(newConvertCmd(s, typ))
+	}
 	return cmd
 }
 
-func newConvertBasicCmd(s Streams) *cobra.Command {
+// newConvertCmd is `opm alpha convert-template TYPE`, with upstream's
+// texts, flags and errors.
+func newConvertCmd(s Streams, typ string) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
-		Use:   "basic [<fbc-file> | -]",
+		Use:   typ + " [<fbc-file> | -]",
 		Args:  cobra.MaximumNArgs(1),
-		Short: "Generate a basic template from existing FBC",
-		Long: `Generate a basic template from existing FBC.
+		Short: "Generate a " + typ + " template from existing FBC",
+		Long: `Generate a ` + typ + ` template from existing FBC.
 
-This command outputs a basic catalog template to STDOUT from input FBC.
+This command outputs a ` + typ + ` catalog template to STDOUT from input FBC.
 If no argument is specified or is '-' input is assumed from STDIN.
 `,
 		RunE: func(_ *cobra.Command, args []string) error {
@@ -46,7 +50,7 @@ If no argument is specified or is '-' input is assumed from STDIN.
 			}
 			defer in.Close()
 			var buf bytes.Buffer
-			if err := basic.Convert(in, &buf, output); err != nil {
+			if err := alphatemplate.Convert(in, &buf, typ, output); err != nil {
 				return &usageReport{fmt.Errorf("converting: %v", err)}
 			}
 			_, err = s.Out.Write(buf.Bytes())

@@ -7,10 +7,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/fastopm/fastopm/alpha/action"
-	"github.com/fastopm/fastopm/alpha/model"
 	"github.com/fastopm/fastopm/alpha/updates"
 )
 
@@ -36,9 +34,28 @@ one is broken:
   - head-downgrade: a channel head must not move to a lower version;
   - channel-removed, package-removed: subscriptions to them get no updates;
   - skipped-only-way: an entry of NEW whose every update is a bundle that
-    another entry skips (OLM never installs skipped bundles) is stuck;
+    another entry skips, or that has the olm.deprecated property (OLM
+    installs neither), is stuck;
+  - no-single-chain, no-installable-entry: a channel of NEW that OLM cannot
+    order, or whose every entry has the olm.deprecated property;
   - default-channel (a warning, not a failure): the default channel
-    changes.
+    changes;
+  - crd-upgrade: on an update OLM v0 takes in NEW that OLD did not take
+    (between the same two bundles, with the same images), a CRD change OLM
+    v1's CRD upgrade-safety preflight or OLM v0 refuses (a scope change, a
+    stored version removed, a field removed or newly required, an enum
+    narrowed, a default changed, ...); a warning for a change neither OLM
+    refuses (a served version removed). Only bundles whose catalog entries
+    carry their objects (olm.bundle.object) can be compared;
+  - uninstallable: a new Subscription to a channel, or starting at one of
+    its bundles, that OLM v0's resolver installs from OLD (the catalog its
+    only CatalogSource) and cannot install from NEW, a dependency's
+    provider gone, say (as in "opm alpha query install"); one that could
+    not be installed from OLD either is not reported.
+The violations come first, then the warnings, then "N violations, M
+warnings". Bundles that were already stranded in OLD are warnings; for a
+package the change does not touch, they fold into one line, and so do the
+uninstallable subscriptions of a channel (-o json lists each).
 
 Exit codes: 0 when the check passes (or without --check), 1 when it finds a
 violation, 2 when a catalog cannot be read or is invalid.`,
@@ -51,32 +68,14 @@ violation, 2 when a catalog cannot be read or is invalid.`,
 			}
 			res := &action.Resolver{ImageOptions: g.imageOptions(cacheDir), MaxFileSize: g.maxFileSize.limit(),
 				Allowed: action.RefCatalogDir | action.RefCatalogImage}
-			var models [2]model.Model
-			var eg errgroup.Group
-			for i, ref := range args {
-				eg.Go(func() error {
-					m, err := action.LoadModel(cmd.Context(), res, ref, g.maxFileSize.limit())
-					if err != nil {
-						return fmt.Errorf("%s: %w", ref, err)
-					}
-					models[i] = m
-					return nil
-				})
-			}
-			if err := eg.Wait(); err != nil {
+			r, err := action.DiffCatalogs{Sources: res, Old: args[0], New: args[1], MaxFileSize: g.maxFileSize.limit(), Check: check}.Run(cmd.Context())
+			if err != nil {
 				return &ExitError{Code: 2, Err: err}
 			}
-			rep := diffReport{Old: args[0], New: args[1], Changes: updates.Diff(models[0], models[1])}
+			rep := diffReport{Old: args[0], New: args[1], Changes: r.Changes, Violations: r.Violations}
 			if rep.Changes == nil {
 				rep.Changes = []updates.Change{}
 			}
-			if check {
-				rep.Violations = updates.Check(models[0], models[1])
-				if rep.Violations == nil {
-					rep.Violations = []updates.Violation{}
-				}
-			}
-			var err error
 			switch output {
 			case "json":
 				enc := json.NewEncoder(s.Out)
@@ -100,7 +99,7 @@ violation, 2 when a catalog cannot be read or is invalid.`,
 	cmd.Flags().BoolVar(&check, "check", false, "apply the update rules and exit 1 when one is broken")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "Output format (text|json|markdown)")
 	addImageCacheFlag(cmd, &cacheDir)
-	return cmd
+	return plainErrors(cmd)
 }
 
 type diffReport struct {
@@ -142,6 +141,10 @@ func describe(c updates.Change) string {
 		return fmt.Sprintf("channel %s: %s edges %q → %q", c.Channel, c.Bundle, c.Old, c.New)
 	case "image":
 		return fmt.Sprintf("channel %s: %s image %s → %s", c.Channel, c.Bundle, c.Old, c.New)
+	case "olm-deprecated-added":
+		return fmt.Sprintf("channel %s: %s gets the olm.deprecated property (OLM no longer installs it)", c.Channel, c.Bundle)
+	case "olm-deprecated-removed":
+		return fmt.Sprintf("channel %s: %s loses the olm.deprecated property", c.Channel, c.Bundle)
 	}
 	where := "package"
 	switch {
@@ -173,19 +176,108 @@ func (r *diffReport) writeText(w io.Writer, check bool) error {
 		fmt.Fprintf(&b, "  %s\n", describe(c))
 	}
 	if check {
-		b.WriteString(r.verdict())
-		for _, v := range r.Violations {
-			kind := "violation"
-			if v.Warning {
-				kind = "warning"
-			}
-			fmt.Fprintf(&b, "  %s [%s] %s: %s\n", kind, v.Rule, location(v), v.Message)
+		for _, l := range r.checkLines() {
+			fmt.Fprintf(&b, "%s [%s] %s: %s\n", l.kind(), l.Rule, location(l.Violation), l.Message)
 		}
+		b.WriteString(r.verdict() + "\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
+// checkLine is a line of the check's report: a violation or warning, or
+// several warnings folded into one.
+type checkLine struct {
+	updates.Violation
+}
+
+func (l checkLine) kind() string {
+	if l.Warning {
+		return "warning"
+	}
+	return "violation"
+}
+
+// foldShown is how many bundles a folded line names.
+const foldShown = 3
+
+// checkLines orders the check's findings for people: the violations (a
+// channel's uninstallable subscriptions on one line), then the warnings,
+// then, one line per package, the bundles already stranded in OLD of the
+// packages the change does not touch.
+func (r *diffReport) checkLines() []checkLine {
+	touched := map[string]bool{}
+	for _, c := range r.Changes {
+		touched[c.Package] = true
+	}
+	var fails, warns []checkLine
+	folded := map[string][]updates.Violation{}
+	var foldOrder []string
+	// A channel's uninstallable subscriptions: the line of the first, at
+	// its place, says how many more.
+	type channelKey struct{ pkg, ch string }
+	uninstallable := map[channelKey][]updates.Violation{}
+	first := map[channelKey]int{}
+	for _, v := range r.Violations {
+		switch {
+		case !v.Warning && v.Rule == "uninstallable":
+			k := channelKey{v.Package, v.Channel}
+			if _, ok := first[k]; !ok {
+				first[k] = len(fails)
+				fails = append(fails, checkLine{v})
+			}
+			uninstallable[k] = append(uninstallable[k], v)
+		case !v.Warning:
+			fails = append(fails, checkLine{v})
+		case v.Already && !touched[v.Package]:
+			if folded[v.Package] == nil {
+				foldOrder = append(foldOrder, v.Package)
+			}
+			folded[v.Package] = append(folded[v.Package], v)
+		default:
+			warns = append(warns, checkLine{v})
+		}
+	}
+	for k, i := range first {
+		vs := uninstallable[k]
+		if len(vs) == 1 {
+			continue
+		}
+		if len(vs) == 2 {
+			fails[i].Message += fmt.Sprintf("; nor does one starting at %s (-o json gives its reason)", vs[1].Bundle)
+			continue
+		}
+		var names []string
+		for _, v := range vs[1:min(len(vs), foldShown+1)] {
+			names = append(names, v.Bundle)
+		}
+		if len(vs)-1 > foldShown {
+			names = append(names, fmt.Sprintf("and %d more", len(vs)-1-foldShown))
+		}
+		fails[i].Message += fmt.Sprintf("; nor do those starting at %d more of its bundles (%s; -o json gives each one's reason)",
+			len(vs)-1, strings.Join(names, ", "))
+	}
+	for _, pkg := range foldOrder {
+		vs := folded[pkg]
+		if len(vs) == 1 {
+			warns = append(warns, checkLine{vs[0]})
+			continue
+		}
+		var names []string
+		for _, v := range vs[:min(len(vs), foldShown)] {
+			names = append(names, v.Channel+"/"+v.Bundle)
+		}
+		if len(vs) > foldShown {
+			names = append(names, fmt.Sprintf("and %d more", len(vs)-foldShown))
+		}
+		warns = append(warns, checkLine{updates.Violation{Package: pkg, Rule: "stranded", Warning: true, Already: true,
+			Message: fmt.Sprintf("%d bundles could not reach their channel head in the old catalog either, and the change does not touch the package (%s; -o json lists them)", len(vs), strings.Join(names, ", "))}})
+	}
+	return append(fails, warns...)
+}
+
+// verdict is the check's last line: "check passed: 0 violations, 2
+// warnings".
 func (r *diffReport) verdict() string {
 	n := 0
 	for _, v := range r.Violations {
@@ -193,10 +285,18 @@ func (r *diffReport) verdict() string {
 			n++
 		}
 	}
-	if n == 0 {
-		return "check passed\n"
+	word := "passed"
+	if n > 0 {
+		word = "failed"
 	}
-	return fmt.Sprintf("check failed: %d violation(s)\n", n)
+	return fmt.Sprintf("check %s: %d %s, %d %s", word, n, plural(n, "violation", "violations"), len(r.Violations)-n, plural(len(r.Violations)-n, "warning", "warnings"))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func location(v updates.Violation) string {
@@ -227,22 +327,17 @@ func (r *diffReport) writeMarkdown(w io.Writer, check bool) error {
 		}
 	}
 	if check {
-		if r.failed() {
-			fmt.Fprintf(&b, "\n**%s**", strings.TrimSpace(r.verdict()))
-		} else {
-			b.WriteString("\n**Check passed.**")
-		}
-		b.WriteString("\n")
-		if len(r.Violations) > 0 {
+		if lines := r.checkLines(); len(lines) > 0 {
 			b.WriteString("\n| | rule | where | what |\n|---|---|---|---|\n")
-			for _, v := range r.Violations {
+			for _, l := range lines {
 				mark := "❌"
-				if v.Warning {
+				if l.Warning {
 					mark = "⚠️"
 				}
-				fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mark, v.Rule, mdCell(location(v)), mdCell(v.Message))
+				fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mark, l.Rule, mdCell(location(l.Violation)), mdCell(l.Message))
 			}
 		}
+		fmt.Fprintf(&b, "\n**%s**\n", r.verdict())
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

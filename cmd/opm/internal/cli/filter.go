@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 
@@ -8,23 +10,26 @@ import (
 
 	"github.com/fastopm/fastopm/alpha/action"
 	"github.com/fastopm/fastopm/alpha/declcfg"
+	"github.com/fastopm/fastopm/pkg/progress"
 )
 
 // newFilterCmd is `opm alpha filter`.
 func newFilterCmd(s Streams, g *globalOptions) *cobra.Command {
 	var (
-		configFile, outDir, format, cacheDir string
+		configFile, output, cacheDir string
 	)
 	cmd := &cobra.Command{
-		Use:   "filter INDEX --config FILE [-o DIR|-]",
+		Use:   "filter INDEX [OUTPUT_DIR] --config FILE [-o json|yaml]",
 		Short: "Keep part of a catalog (packages, channels, versions) as a catalog that still validates",
 		Long: `Keep the packages, channels and bundle versions a configuration selects,
-and write them as a valid catalog: one directory per package as
-"opm migrate" writes (-o DIR), or a stream on standard output (-o -, the
-default).
+and write them as a valid catalog: on standard output as "opm render"
+writes it, or, given OUTPUT_DIR (missing or empty), one directory per
+package as "opm migrate" writes. -o is the format, json or yaml, as for
+render and migrate.
 
 The configuration (YAML or JSON) follows oc-mirror v2's operator filtering:
 
+  schema: olm.filter.v1  # optional
   full: false            # true: every bundle of the selected channels
   packages:              # none: every package
     - name: etcd         # no channels: the default channel
@@ -43,39 +48,60 @@ chain, skips of removed bundles are dropped, a kept bundle whose only way to
 the head went through removed bundles is skipped by the new head (so it
 still updates to it), deprecations of removed bundles and channels are
 dropped.`,
-		Example: `  opm alpha filter quay.io/example/catalog:latest --config filter.yaml -o ./filtered
-  opm alpha filter ./catalog --config filter.yaml --format yaml > filtered.yaml`,
-		Args: cobra.ExactArgs(1),
+		Example: `  opm alpha filter quay.io/example/catalog:latest ./filtered --config filter.yaml
+  opm alpha filter ./catalog --config filter.yaml -o yaml > filtered.yaml`,
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "json" && format != "yaml" {
-				return fmt.Errorf("invalid --format value %q, expected (json|yaml)", format)
+			if output != "json" && output != "yaml" {
+				return &usageReport{fmt.Errorf("invalid --output value %q, expected (json|yaml): -o is the format, as in opm render; the output directory is the argument after INDEX", output)}
 			}
 			if configFile == "" {
 				return &usageReport{fmt.Errorf("--config is required")}
 			}
-			data, err := os.ReadFile(configFile)
-			if err != nil {
-				return err
-			}
-			conf, err := action.ParseFilterConfig(data)
-			if err != nil {
-				return fmt.Errorf("%s: %w", configFile, err)
-			}
-			f := action.Filter{Ref: args[0], Config: conf, MaxFileSize: g.maxFileSize.limit(), Format: declcfg.Format(format), Out: s.Out,
+			rep := progress.New(s.Err, s.Terminal)
+			f := action.Filter{Ref: args[0], MaxFileSize: g.maxFileSize.limit(), Format: declcfg.Format(output), Out: s.Out, Progress: rep,
 				Sources: &action.Resolver{ImageOptions: g.imageOptions(cacheDir), MaxFileSize: g.maxFileSize.limit(),
 					Allowed: action.RefCatalogDir | action.RefCatalogImage}}
-			if outDir != "-" {
-				f.OutputDir = outDir
-				if entries, err := os.ReadDir(outDir); err == nil && len(entries) > 0 {
-					return fmt.Errorf("output dir %q must be empty", outDir)
-				}
+			sum, err := runFilter(cmd.Context(), &f, configFile, args[1:])
+			if err != nil {
+				fmt.Fprintf(s.Err, "Error: %v\n", err)
+				return &ExitError{Code: 1}
 			}
-			return f.Run(cmd.Context())
+			rep.Printf("%s", sum)
+			return nil
 		},
 	}
 	cmd.Flags().StringVarP(&configFile, "config", "c", "", "the filter configuration (YAML or JSON)")
-	cmd.Flags().StringVarP(&outDir, "output", "o", "-", "output directory (missing or empty), or - for a stream on standard output")
-	cmd.Flags().StringVar(&format, "format", "json", "Output format (json|yaml)")
+	cmd.Flags().StringVarP(&output, "output", "o", "json", "Output format (json|yaml)")
 	addImageCacheFlag(cmd, &cacheDir)
 	return cmd
+}
+
+// runFilter reads the configuration and runs f, into the directory dir[0]
+// when given.
+func runFilter(ctx context.Context, f *action.Filter, configFile string, dir []string) (action.FilterSummary, error) {
+	data, err := os.ReadFile(configFile)
+	if err != nil {
+		return action.FilterSummary{}, err
+	}
+	if f.Config, err = action.ParseFilterConfig(data); err != nil {
+		return action.FilterSummary{}, nameConfig(err, configFile)
+	}
+	if len(dir) > 0 {
+		f.OutputDir = dir[0]
+		if entries, err := os.ReadDir(f.OutputDir); err == nil && len(entries) > 0 {
+			return action.FilterSummary{}, fmt.Errorf("output directory %q must be missing or empty", f.OutputDir)
+		}
+	}
+	sum, err := f.Run(ctx)
+	return sum, nameConfig(err, configFile)
+}
+
+// nameConfig puts the configuration file's name in front of its errors.
+func nameConfig(err error, file string) error {
+	var ce *action.FilterConfigError
+	if errors.As(err, &ce) {
+		ce.File = file
+	}
+	return err
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/fastopm/fastopm/alpha/action"
 	"github.com/fastopm/fastopm/pkg/catalogimage"
 	"github.com/fastopm/fastopm/pkg/image"
+	"github.com/fastopm/fastopm/pkg/progress"
 )
 
 // newGenerateCmd is `opm generate`.
@@ -91,6 +92,8 @@ func newGenerateImageCmd(s Streams, g *globalOptions, cache catalogimage.CacheBu
 	var (
 		baseImage, tag, output, platform, cacheDir string
 		labels                                     []string
+		cacheHTTP                                  bool
+		compression                                string
 	)
 	cmd := &cobra.Command{
 		Use:   "image <fbcRootDir>",
@@ -106,11 +109,20 @@ opm, at /tmp/cache, the label operators.operatorframework.io.index.configs.v1=/c
 and any --extra-labels, and (unless the base image is "scratch")
 ENTRYPOINT ["/bin/opm"] and CMD ["serve", "/configs", "--cache-dir=/tmp/cache"].
 
-Builds are reproducible: the same base image, catalog and labels give the same
-digest. The base image must hold this same opm (or be "scratch" for OLM's
-extractContent mode): the serve cache is in this opm's format, and another
-opm rejects it and rebuilds it at every start. File times in the layers and the image's creation time are the Unix
-epoch, or $SOURCE_DATE_EPOCH when set. The image digest is printed on stdout.
+Without --base-image, the base is built from this opm itself: a layer holding
+this opm binary as /bin/opm, the grpc_health_probe next to it (required) as
+/bin/grpc_health_probe and, when there, opm-graphviz, with a writable /tmp,
+user 65532 and ENTRYPOINT ["/bin/opm"]: no published opm image and no
+container engine are needed, and the image's opm is the one that built its
+serve cache. Otherwise the base image must hold this same opm (or be "scratch"
+for OLM's extractContent mode): the serve cache is in this opm's format, and
+another opm rejects it and rebuilds it at every start.
+
+Builds are reproducible: the same base image (or opm binaries), catalog and
+labels give the same digest. File times in the layers and the image's creation
+time are the Unix epoch, or $SOURCE_DATE_EPOCH when set. The image digest is
+printed on stdout. With --cache-http the serve cache also holds the catalog's
+JSON lines, for images run with 'opm serve --http-addr'.
 
 Credentials come from $REGISTRY_AUTH_FILE, the Docker configuration and
 podman's auth.json; --skip-tls-verify and --use-http apply to the base image
@@ -127,9 +139,18 @@ and the push.`,
 				Labels:       extra,
 				ImageOptions: g.imageOptions(cacheDir),
 				Cache:        cache,
+				CacheHTTP:    cacheHTTP,
+				Progress:     progress.New(s.Err, s.Terminal),
 			}
 			if output != "" {
 				gen.Destination = output
+			}
+			switch compression {
+			case "gzip":
+			case "zstd":
+				gen.Zstd = true
+			default:
+				return fmt.Errorf("invalid --compression %q, expected gzip or zstd", compression)
 			}
 			if platform != "" {
 				p, err := v1.ParsePlatform(platform)
@@ -151,13 +172,14 @@ and the push.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&baseImage, "base-image", "i", "", `Image to build the catalog image on: an image of this opm (the serve cache is in its format), or "scratch" for an image without opm (required)`)
+	f.StringVarP(&baseImage, "base-image", "i", "", `Image to build the catalog image on: an image of this opm (the serve cache is in its format), or "scratch" for an image without opm (default: a base built from this opm binary and the grpc_health_probe next to it)`)
+	f.StringVar(&compression, "compression", "gzip", "Compression of the catalog and cache layers: gzip, or zstd (decompresses three to four times as fast; needs an OCI base image, and containerd 1.5, CRI-O or Docker 23 to run)")
+	f.BoolVar(&cacheHTTP, "cache-http", false, "Also store the catalog's JSON lines in the serve cache, for 'opm serve --http-addr' (without them it derives them at start)")
 	f.StringVarP(&tag, "tag", "t", "", "Registry reference to push the image to")
 	f.StringVar(&output, "output", "", "Where to write the image instead of pushing it: "+image.LayoutPrefix+"PATH for an OCI image layout directory")
 	f.StringSliceVarP(&labels, "extra-labels", "l", []string{}, "Extra labels of the image. Labels should be of the form 'key=value'.")
 	f.StringVar(&platform, "platform", "", "Platform (os/arch[/variant]) to take from a multi-platform base image; also the platform of a scratch image (default: linux on this machine's architecture, else linux/amd64; linux/amd64 for scratch)")
 	addImageCacheFlag(cmd, &cacheDir)
-	_ = cmd.MarkFlagRequired("base-image")
 	cmd.MarkFlagsOneRequired("tag", "output")
 	cmd.MarkFlagsMutuallyExclusive("tag", "output")
 	return cmd

@@ -59,7 +59,7 @@ func TestInitErrors(t *testing.T) {
 			t.Errorf("init %q: exit %d, stdout %q, stderr %q; want exit 1 and %q", tc.args, code, out, errOut, tc.wantErr)
 		}
 	}
-	// SVG icons, refused by upstream, are accepted (docs/compatibility.md).
+	// A self-closing SVG, which upstream refuses, is accepted (docs/init.md).
 	code, out, errOut := run(t, "init", "foo", "-i", svg, "-o", "yaml")
 	if code != 0 || !strings.Contains(out, "mediatype: image/svg+xml") {
 		t.Errorf("svg icon: exit %d, stdout %q, stderr %q", code, out, errOut)

@@ -10,7 +10,8 @@ import (
 )
 
 // newQueryCmd is `opm alpha query`: questions about a catalog that
-// upstream opm does not answer.
+// upstream opm does not answer. Each question is a subcommand; their
+// errors print as "Error: ...".
 func newQueryCmd(s Streams, g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "query",
@@ -19,7 +20,8 @@ func newQueryCmd(s Streams, g *globalOptions) *cobra.Command {
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newQueryUpdatesCmd(s, g))
-	return cmd
+	cmd.AddCommand(newQueryInstallCmd(s, g))
+	return plainErrors(cmd)
 }
 
 func newQueryUpdatesCmd(s Streams, g *globalOptions) *cobra.Command {
@@ -42,16 +44,27 @@ installed bundle by name or by version; a bundle the catalog does not hold
 (a "virtual" node) is answered too, its version read from its name
 (name.vX.Y.Z) so that skipRange edges can cover it. --all answers for every
 bundle of the channel, so that the ones that cannot reach the head stand
-out.
+out: its next update, the number of steps to the end of its path, and
+whether that is the head (with -o json, each bundle's next step and step
+count; its path is its next step followed by the next bundle's path).
 
-The rules are OLM v0's resolver's: the channel's entries are ordered along
-the replaces chain from the head, leaving out entries another entry skips
-(those are never installed); the update is the first entry in that order
-whose skipRange includes the installed version or whose replaces or skips
-name the installed bundle. So the head wins when its skipRange covers the
-installed version. A channel without a single replaces chain has no
-answer: OLM refuses to resolve in it, and so does this command, naming
-the heads.`,
+The rules are OLM v0's resolver's (operator-lifecycle-manager v0.46.0):
+the channel's entries are ordered along the replaces chain from the head,
+leaving out entries another entry skips (those are never installed); the
+update is the first entry in that order whose skipRange includes the
+installed version or whose replaces or skips name the installed bundle,
+passing over entries with the olm.deprecated property (OLM never installs
+them). So the head wins when its skipRange covers the installed version,
+and an installed bundle whose own entry comes first stays where it is. A
+channel without a single replaces chain has no answer: OLM refuses to
+resolve in it, and so does this command, naming the heads.
+
+Each step's CRDs are compared (the old bundle's with the new one's, as the
+catalog's olm.bundle.object properties carry them): the changes OLM v1's
+CRD upgrade-safety preflight refuses, and those OLM v0 refuses (a stored
+version removed; a schema that existing custom resources may no longer
+satisfy), are listed under "crds:" (with --all, those of each bundle's
+next step, below the table); -o json gives them for every step.`,
 		Example: `  opm alpha query updates ./catalog --package etcd --from etcdoperator.v0.9.0
   opm alpha query updates quay.io/example/catalog:latest --package etcd --channel alpha --from 0.9.2 -o json
   opm alpha query updates ./catalog --package etcd --all`,
@@ -68,11 +81,19 @@ the heads.`,
 			}
 			res := &action.Resolver{ImageOptions: g.imageOptions(cacheDir), MaxFileSize: g.maxFileSize.limit(),
 				Allowed: action.RefCatalogDir | action.RefCatalogImage}
-			m, err := action.LoadModel(cmd.Context(), res, args[0], g.maxFileSize.limit())
+			cat, err := action.OpenModel(cmd.Context(), res, args[0], g.maxFileSize.limit())
 			if err != nil {
 				return err
 			}
-			q.Model = m
+			defer cat.Close()
+			q.Model = cat.Model
+			ix, err := cat.CRDs(cmd.Context(), func(pkg, _ string) bool { return pkg == q.Package })
+			if err != nil {
+				return err
+			}
+			if q.CRDs, err = action.CompareCRDs(ix); err != nil {
+				return err
+			}
 			enc := json.NewEncoder(s.Out)
 			enc.SetIndent("", "    ")
 			enc.SetEscapeHTML(false)

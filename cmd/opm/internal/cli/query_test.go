@@ -2,12 +2,14 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/fastopm/fastopm/alpha/action"
 	"github.com/fastopm/fastopm/internal/imagetest"
+	"github.com/fastopm/fastopm/internal/shapecat"
 )
 
 // TestQueryUpdates asks testdata/updates (a hand-made catalog whose README
@@ -63,15 +65,31 @@ etcdoperator.v0.9.1  0.9.1    etcdoperator.v0.9.2  skips     2      yes
 		args []string
 		want string
 	}{
-		{[]string{"-p", "nope", "--from", "x"}, `package \"nope\" not found in the catalog`},
-		{[]string{"-p", "etcd", "-c", "beta", "--from", "x"}, `channel \"beta\" not found in package \"etcd\" (its channels: alpha, stable)`},
-		{[]string{"-p", "etcd"}, "give exactly one of --from and --all"},
-		{[]string{"--from", "x"}, "--package is required"},
-		{[]string{"-p", "etcd", "--all", "-o", "xml"}, `invalid --output value \"xml\"`},
+		{[]string{"-p", "nope", "--from", "x"}, "Error: package \"nope\" not found in the catalog\n"},
+		{[]string{"-p", "ectd", "--from", "x"}, "Error: package \"ectd\" not found in the catalog; did you mean etcd?\n"},
+		{[]string{"-p", "etcd", "-c", "beta", "--from", "x"}, "Error: channel \"beta\" not found in package \"etcd\" (its channels: alpha, stable)\n"},
+		{[]string{"-p", "etcd", "-c", "stabel", "--from", "x"}, "Error: channel \"stabel\" not found in package \"etcd\" (its channels: alpha, stable); did you mean stable?\n"},
+		{[]string{"-p", "etcd"}, "Error: give exactly one of --from and --all\n"},
+		{[]string{"--from", "x"}, "Error: --package is required\n"},
+		{[]string{"-p", "etcd", "--all", "-o", "xml"}, "Error: invalid --output value \"xml\", expected (text|json)\n"},
 	} {
 		code, _, errOut := run(t, append([]string{"alpha", "query", "updates", dir}, tc.args...)...)
-		if code != 1 || !strings.Contains(errOut, tc.want) {
+		if code != 1 || !strings.HasPrefix(errOut, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, code, errOut, tc.want)
+		}
+	}
+	// A bundle the catalog does not hold, near one it holds; a version
+	// newer than the head.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--from", "etcdoprator.v0.9.2"}, "installed: etcdoprator.v0.9.2 (version 0.9.2) (not in the catalog; did you mean etcdoperator.v0.9.2?)\n"},
+		{[]string{"--from", "1.0.0"}, `problem: version 1.0.0 is newer than the channel head etcdoperator.v0.9.4 (0.9.4): nothing in channel "stable" updates it` + "\n"},
+	} {
+		code, out, errOut := run(t, append([]string{"alpha", "query", "updates", dir, "-p", "etcd"}, tc.args...)...)
+		if code != 0 || !strings.Contains(out, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q\n%s", tc.args, code, errOut, out)
 		}
 	}
 	// An invalid catalog is refused with validate's report.
@@ -92,5 +110,36 @@ func TestQueryUpdatesImage(t *testing.T) {
 	code, got, errOut := run(t, "--use-http", "alpha", "query", "updates", ref, "-p", "etcd", "--all", "-o", "json")
 	if code != 0 || got != want {
 		t.Errorf("image: exit %d, %s\n%s\nwant\n%s", code, errOut, got, want)
+	}
+}
+
+// TestQueryAndDiffShapes runs query updates --all (text and JSON) and
+// diff --check of a catalog with itself on every synthetic shape.
+func TestQueryAndDiffShapes(t *testing.T) {
+	const n = 100
+	for _, s := range shapecat.Shapes {
+		t.Run(s.Name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.MkdirAll(filepath.Join(dir, shapecat.Package), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, shapecat.File), s.Bytes(n), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, out, errOut := run(t, "alpha", "query", "updates", dir, "-p", shapecat.Package, "--all")
+			rows := strings.Count(out, "\n") - 2 // the header lines
+			if code != 0 || strings.Contains(out, " NO\n") || (rows != n && rows != 1) {
+				t.Errorf("--all: exit %d, %d rows, stderr %s\n%.500s", code, rows, errOut, out)
+			}
+			code, out, errOut = run(t, "alpha", "query", "updates", dir, "-p", shapecat.Package, "--all", "-o", "json")
+			var as []action.UpdatesSummary
+			if err := json.Unmarshal([]byte(out), &as); code != 0 || err != nil || len(as) != rows {
+				t.Errorf("--all -o json: exit %d, %v, %d answers, stderr %s", code, err, len(as), errOut)
+			}
+			code, out, errOut = run(t, "alpha", "diff", dir, dir, "--check")
+			if code != 0 || out != "no changes\ncheck passed: 0 violations, 0 warnings\n" {
+				t.Errorf("diff --check: exit %d, stderr %s\n%s", code, errOut, out)
+			}
+		})
 	}
 }

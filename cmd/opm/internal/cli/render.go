@@ -10,6 +10,7 @@ import (
 	"github.com/fastopm/fastopm/alpha/action"
 	"github.com/fastopm/fastopm/alpha/action/migrations"
 	"github.com/fastopm/fastopm/alpha/declcfg"
+	"github.com/fastopm/fastopm/pkg/progress"
 )
 
 func newRenderCmd(s Streams, g *globalOptions) *cobra.Command {
@@ -83,10 +84,12 @@ those images actually existing. Available template variables are:
 				Warn:             func(msg string) { logLine(s.Err, "warning", msg) },
 				ImageOptions:     g.imageOptions(cacheDir),
 				Migrations:       m,
+				Progress:         action.NewPullProgress(progress.New(s.Err, s.Terminal)),
 			}
 			out := bufio.NewWriterSize(s.Out, 1<<20)
 			res.MaxFileSize = g.maxFileSize.limit()
-			r := action.Render{Refs: args, Format: format, Sources: res, MaxFileSize: g.maxFileSize.limit()}
+			r := action.Render{Refs: args, Format: format, Sources: res, MaxFileSize: g.maxFileSize.limit(),
+				Warn: func(msg string) { logLine(s.Err, "warning", msg) }}
 			if err := r.Run(cmd.Context(), out); err != nil {
 				return err
 			}

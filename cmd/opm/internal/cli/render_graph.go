@@ -9,6 +9,7 @@ import (
 
 	"github.com/fastopm/fastopm/alpha/action"
 	"github.com/fastopm/fastopm/alpha/graph"
+	"github.com/fastopm/fastopm/pkg/progress"
 )
 
 // renderGraphFormats are the values of render-graph's --output.
@@ -67,6 +68,7 @@ func newRenderGraphCmd(s Streams, g *globalOptions) *cobra.Command {
 				MaxFileSize: g.maxFileSize.limit(),
 				Options:     opts,
 				Format:      output,
+				Progress:    progress.New(s.Err, s.Terminal),
 			}
 			if err := r.Run(cmd.Context(), s.Out); err != nil {
 				return &stdLogError{err}

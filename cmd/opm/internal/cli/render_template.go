@@ -13,6 +13,7 @@ import (
 	"github.com/fastopm/fastopm/alpha/declcfg"
 	"github.com/fastopm/fastopm/alpha/graph"
 	alphatemplate "github.com/fastopm/fastopm/alpha/template"
+	"github.com/fastopm/fastopm/pkg/progress"
 )
 
 func newRenderTemplateCmd(s Streams, g *globalOptions) *cobra.Command {
@@ -101,6 +102,7 @@ func runRenderTemplate(cmd *cobra.Command, s Streams, g *globalOptions, reg *alp
 	renderer := &action.TemplateBundleRenderer{Resolver: &action.Resolver{
 		ImageOptions: g.imageOptions(cacheDir),
 		Migrations:   m,
+		Progress:     action.NewPullProgress(progress.New(s.Err, s.Terminal)),
 		// Upstream's template rendering discards its bundle loader's
 		// logs; so are the bundle warnings here.
 	}}
@@ -115,6 +117,7 @@ func runRenderTemplate(cmd *cobra.Command, s Streams, g *globalOptions, reg *alp
 		return fmt.Errorf("auto-detecting template type: %v", err)
 	}
 	cfg, err := t.Render(cmd.Context(), reader, renderer.Render)
+	renderer.Resolver.Finish()
 	if err != nil {
 		return fmt.Errorf("rendering template: %v", err)
 	}

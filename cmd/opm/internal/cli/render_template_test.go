@@ -143,6 +143,54 @@ func templateCaseFeatures(c tmplfixture.Case) []string {
 	return []string{name}
 }
 
+// TestRenderTemplateProgress: on a terminal the bundle images pulled are
+// counted on a status line and summed up on stderr; the output is the same
+// as without a terminal, where nothing is added to stderr.
+func TestRenderTemplateProgress(t *testing.T) {
+	testutil.IsolateCredentials(t)
+	srv, err := templateRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	testdata, err := filepath.Abs(goldenRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmplDir := filepath.Join(t.TempDir(), "templates")
+	if err := tmplfixture.ExpandTemplates(testdata, tmplDir, srv.Host); err != nil {
+		t.Fatal(err)
+	}
+	cases, err := tmplfixture.Cases(testdata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pulled := 0
+	for _, c := range cases {
+		if c.Stdin != "" || len(c.Args) < 2 || c.Args[1] != "render-template" {
+			continue
+		}
+		args := c.ResolveArgs(tmplDir, testdata)
+		var out, errb, tout, terr bytes.Buffer
+		code := Main(context.Background(), Streams{In: strings.NewReader(""), Out: &out, Err: &errb}, args)
+		if code != 0 {
+			continue
+		}
+		if errb.Len() != 0 {
+			t.Errorf("%s: stderr without a terminal: %q", c.Name, errb.String())
+		}
+		if code := Main(context.Background(), Streams{In: strings.NewReader(""), Out: &tout, Err: &terr, Terminal: true}, args); code != 0 || tout.String() != out.String() {
+			t.Errorf("%s on a terminal: exit %d, same output: %v", c.Name, code, tout.String() == out.String())
+		}
+		if strings.Contains(terr.String(), "pulling images: ") && strings.Contains(terr.String(), " images in ") {
+			pulled++
+		}
+		if pulled == 2 {
+			return
+		}
+	}
+	t.Fatalf("%d successful render-template cases summed up their pulls, want 2", pulled)
+}
+
 // firstDifference shows where got and want first differ.
 func firstDifference(got, want []byte) string {
 	i := 0
@@ -154,10 +202,11 @@ func firstDifference(got, want []byte) string {
 }
 
 // TestRenderTemplateHelp compares the help of render-template and
-// convert-template basic with upstream's (recorded with
-// `opm alpha render-template --help` and
-// `opm alpha convert-template basic --help`), byte for byte once the two
-// flags that upstream lacks (--image-cache-dir, ours; the global
+// convert-template (the command, basic and substitutes) with upstream's
+// (recorded with `opm alpha render-template --help`,
+// `opm alpha convert-template --help`, `opm alpha convert-template basic
+// --help` and `... substitutes --help`), byte for byte once the two flags
+// that upstream lacks (--image-cache-dir, ours; the global
 // --max-catalog-file-size) are hidden.
 func TestRenderTemplateHelp(t *testing.T) {
 	for _, tc := range []struct {
@@ -166,6 +215,8 @@ func TestRenderTemplateHelp(t *testing.T) {
 	}{
 		{"help-render-template.txt", []string{"alpha", "render-template", "--help"}},
 		{"help-convert-template-basic.txt", []string{"alpha", "convert-template", "basic", "--help"}},
+		{"help-convert-template-substitutes.txt", []string{"alpha", "convert-template", "substitutes", "--help"}},
+		{"help-convert-template.txt", []string{"alpha", "convert-template", "--help"}},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
 			want, err := os.ReadFile(filepath.Join(goldenRoot, "template-golden", tc.golden))

@@ -81,6 +81,10 @@ To view help related to alpha features, set HELP_ALPHA=true in the environment.`
 	pf.Bool("skip-tls", false, "skip TLS certificate verification for container image registries while pulling bundles or index")
 	_ = pf.MarkDeprecated("skip-tls", "use --use-http and --skip-tls-verify instead")
 	_ = pf.MarkHidden("skip-tls")
+	// Upstream's root takes a hidden --debug, which changes nothing once a
+	// command runs; `opm --debug` is accepted as there.
+	root.Flags().Bool("debug", false, "enable debug logging")
+	_ = root.Flags().MarkHidden("debug")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		if pf.Changed("skip-tls") {
 			v, _ := pf.GetBool("skip-tls")
@@ -114,7 +118,23 @@ To view help related to alpha features, set HELP_ALPHA=true in the environment.`
 	)
 	configureAlphaFlags(root, !showAlpha)
 	markCommandErrors(root)
+	// cobra adds help and completion when it runs; added now, their
+	// flags' warnings go to standard error too.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	flagWarningsTo(root, s.Err)
 	return root
+}
+
+// flagWarningsTo sends the warnings of flag parsing (a deprecated flag
+// used) to w, standard error, as upstream's: cobra prints them on the
+// command's output, which here is standard output (for help), where they
+// would end up in a catalog redirected to a file.
+func flagWarningsTo(c *cobra.Command, w io.Writer) {
+	c.Flags().SetOutput(w)
+	for _, sub := range c.Commands() {
+		flagWarningsTo(sub, w)
+	}
 }
 
 // configureAlphaFlags marks every --alpha-* flag as upstream does: its usage
@@ -154,6 +174,24 @@ type usageReport struct{ err error }
 func (e *usageReport) Error() string { return e.err.Error() }
 func (e *usageReport) Unwrap() error { return e.err }
 
+// plainErrorsKey is the annotation of the commands upstream does not have
+// (query, diff, filter): their errors print as "Error: message", without
+// the log decoration upstream's commands use, so that people read them
+// easily (set it with plainErrors).
+const plainErrorsKey = "fastopm/plain-errors"
+
+// plainErrors marks cmd and its subcommands as printing plain errors.
+func plainErrors(cmd *cobra.Command) *cobra.Command {
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	cmd.Annotations[plainErrorsKey] = "true"
+	for _, sub := range cmd.Commands() {
+		plainErrors(sub)
+	}
+	return cmd
+}
+
 // markCommandErrors wraps the errors of every run and pre-run function in
 // the tree in a *commandError.
 func markCommandErrors(c *cobra.Command) {
@@ -191,6 +229,17 @@ func Main(ctx context.Context, s Streams, args []string) int {
 		return 1
 	}
 	err = ce.err
+	if cmd.Annotations[plainErrorsKey] != "" {
+		var ee *ExitError
+		code := 1
+		if errors.As(err, &ee) {
+			code, err = ee.Code, ee.Err
+		}
+		if err != nil {
+			fmt.Fprintf(s.Err, "Error: %v\n", err)
+		}
+		return code
+	}
 	var le *stdLogError
 	if errors.As(err, &le) {
 		fmt.Fprintf(s.Err, "%s %v\n", time.Now().Format("2006/01/02 15:04:05"), le.err)

@@ -54,14 +54,24 @@ Exit status: 0 when the catalog is valid, 1 when it is not.`,
 				return err
 			}
 			for _, w := range res.Problems.Warnings() {
-				logLine(s.Err, "warning", w.Message)
+				if s.Terminal {
+					fmt.Fprintf(s.Err, "warning: %s\n", w.Message)
+				} else {
+					logLine(s.Err, "warning", w.Message)
+				}
 			}
 			verr := res.Err()
 			if output == "" {
-				if verr != nil {
-					return &ExitError{Code: 1, Err: verr}
+				switch {
+				case verr == nil:
+					return nil
+				case s.Terminal:
+					// The tree drawn, one problem a line, in words;
+					// scripts get upstream's one log line.
+					fmt.Fprint(s.Err, res.Problems.Report())
+					return &ExitError{Code: 1}
 				}
-				return nil
+				return &ExitError{Code: 1, Err: verr}
 			}
 			out := validationOutput{Passed: verr == nil, Problems: res.Problems}
 			if verr != nil {
@@ -86,6 +96,6 @@ Exit status: 0 when the catalog is valid, 1 when it is not.`,
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "", "Output format for validation results (json|yaml)")
-	cmd.Flags().BoolVar(&strict, "strict", false, "Treat schema warnings (checks stricter than upstream opm) as errors")
+	cmd.Flags().BoolVar(&strict, "strict", false, "Treat warnings (schema checks stricter than upstream opm, files other tools read differently) as errors")
 	return cmd
 }

@@ -201,6 +201,7 @@
     renderBundles(p);
     setupGraph(p);
     setupUpdates(p);
+    setupInstall(p);
     window.scrollTo(0, 0);
   }
 
@@ -429,6 +430,80 @@
     }
   }
 
+  // ---- What a new Subscription installs ---------------------------------
+
+  function setupInstall(p) {
+    channelOptions($("install-channel"), p, false);
+    clear($("install-result"));
+  }
+
+  let instSeq = 0;
+
+  async function askInstall(ev) {
+    ev.preventDefault();
+    if (!currentPkg) return;
+    const out = $("install-result");
+    clear(out);
+    const url = "api/v1/install?package=" + encodeURIComponent(currentPkg.name) +
+      "&channel=" + encodeURIComponent($("install-channel").value);
+    const seq = ++instSeq;
+    out.append(el("p", { class: "muted" }, "Resolving\u2026"));
+    let a;
+    try {
+      a = await getJSON(url);
+    } catch (e) {
+      if (seq !== instSeq) return;
+      clear(out);
+      out.append(el("p", { id: "install-error", class: "error" }, e.message));
+      return;
+    }
+    if (seq !== instSeq) return;
+    clear(out);
+    renderInstall(out, a);
+  }
+
+  function installText(b) {
+    return b.bundle + (b.version ? " (" + b.version + ")" : "") + " \u00b7 channel " + b.channel;
+  }
+
+  // installNode is a bundle of the tree with its dependencies beneath it.
+  function installNode(n) {
+    const li = el("li", null, el("code", null, n.bundle), " " + (n.version || "") + " \u00b7 channel " + n.channel);
+    if (n.repeated) {
+      li.append(el("span", { class: "muted" }, " (see above)"));
+      return li;
+    }
+    const deps = n.dependencies || [];
+    if (deps.length) {
+      const ul = el("ul");
+      for (const d of deps) {
+        const sub = el("ul", null, installNode(d.provider || {}));
+        ul.append(el("li", null, el("span", { class: "muted" }, (d.property && d.property.type ? d.property.type + ": " : "") + d.requirement), sub));
+      }
+      li.append(ul);
+    }
+    return li;
+  }
+
+  function renderInstall(out, a) {
+    const n = (a.installs || []).length;
+    if (a.status === "installable") {
+      out.append(el("p", { id: "install-summary", class: "ok" },
+        "A new Subscription installs " + n + " bundle" + (n === 1 ? "" : "s") + ": " +
+        (a.installs || []).map(installText).join(", ") + "."));
+      if (a.tree) out.append(el("ul", { id: "install-tree", class: "tree" }, installNode(a.tree)));
+      return;
+    }
+    if (a.status === "unsatisfiable") {
+      out.append(el("p", { id: "install-summary", class: "error" }, "A new Subscription cannot be installed:"));
+      const ul = el("ul", { id: "install-reasons" });
+      for (const r of a.reasons || []) ul.append(el("li", null, r));
+      out.append(ul);
+      return;
+    }
+    out.append(el("p", { id: "install-summary", class: "error" }, "OLM fails before it resolves: " + (a.error || "")));
+  }
+
   // ---- Wiring -----------------------------------------------------------
 
   function init() {
@@ -468,6 +543,8 @@
       if ($("updates-from").value) $("updates-version").value = "";
     });
     $("updates-form").addEventListener("submit", askUpdates);
+    $("install-channel").addEventListener("change", () => clear($("install-result")));
+    $("install-form").addEventListener("submit", askInstall);
     window.addEventListener("hashchange", route);
     search();
     route();

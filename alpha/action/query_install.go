@@ -1,0 +1,119 @@
+package action
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/fastopm/fastopm/alpha/declcfg"
+	"github.com/fastopm/fastopm/alpha/install"
+	"github.com/fastopm/fastopm/alpha/model"
+)
+
+// InstallCatalog is one catalog of `opm alpha query install`: a
+// CatalogSource's name and priority, and the directory or image it
+// serves.
+type InstallCatalog struct {
+	Name     string
+	Ref      string
+	Priority int
+}
+
+// ParseInstallCatalog reads NAME=REF[,priority=N].
+func ParseInstallCatalog(s string) (InstallCatalog, error) {
+	name, rest, ok := strings.Cut(s, "=")
+	if !ok || name == "" || rest == "" {
+		return InstallCatalog{}, fmt.Errorf("invalid catalog %q: expected NAME=REF[,priority=N]", s)
+	}
+	c := InstallCatalog{Name: name, Ref: rest}
+	if ref, opt, ok := strings.Cut(rest, ",priority="); ok {
+		n, err := strconv.Atoi(opt)
+		if err != nil {
+			return InstallCatalog{}, fmt.Errorf("invalid catalog %q: priority %q is not a whole number", s, opt)
+		}
+		c.Ref, c.Priority = ref, n
+	}
+	if c.Ref == "" {
+		return InstallCatalog{}, fmt.Errorf("invalid catalog %q: no reference", s)
+	}
+	return c, nil
+}
+
+// InstallCatalogName names a catalog given only by its reference: a
+// directory's base name, an image's last path element (without tag or
+// digest).
+func InstallCatalogName(ref string) string {
+	if st, err := os.Stat(ref); (err == nil && st.IsDir()) || looksLikePath(ref) {
+		return filepath.Base(filepath.Clean(ref))
+	}
+	s, _, _ := strings.Cut(ref, "@")
+	s = path.Base(s)
+	s, _, _ = strings.Cut(s, ":")
+	return s
+}
+
+// NameInstallCatalogs names the catalogs given without a name after their
+// reference (InstallCatalogName), unique among all: a second "catalog"
+// becomes "catalog-2". Names given are kept (two alike are an error of
+// install.NewResolver).
+func NameInstallCatalogs(cats []InstallCatalog) {
+	seen := map[string]bool{}
+	for _, c := range cats {
+		seen[c.Name] = c.Name != ""
+	}
+	for i := range cats {
+		if cats[i].Name != "" {
+			continue
+		}
+		base := InstallCatalogName(cats[i].Ref)
+		name := base
+		for n := 2; seen[name]; n++ {
+			name = base + "-" + strconv.Itoa(n)
+		}
+		seen[name] = true
+		cats[i].Name = name
+	}
+}
+
+// LoadInstallCatalogs reads the catalogs, in parallel. Each must be valid
+// (upstream's rules; opm serve refuses the others). The model of each is
+// returned too.
+func LoadInstallCatalogs(ctx context.Context, sources SourceResolver, cats []InstallCatalog, maxFileSize int64) ([]*install.Catalog, []model.Model, error) {
+	out := make([]*install.Catalog, len(cats))
+	models := make([]model.Model, len(cats))
+	eg, ctx := errgroup.WithContext(ctx)
+	for i, c := range cats {
+		eg.Go(func() error {
+			cat, m, err := loadInstallCatalog(ctx, sources, c, maxFileSize)
+			if err != nil {
+				return fmt.Errorf("catalog %s (%s): %w", c.Name, c.Ref, err)
+			}
+			out[i], models[i] = cat, m
+			return nil
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		return nil, nil, err
+	}
+	return out, models, nil
+}
+
+func loadInstallCatalog(ctx context.Context, sources SourceResolver, c InstallCatalog, maxFileSize int64) (*install.Catalog, model.Model, error) {
+	src, err := sources.Resolve(ctx, c.Ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	if src.Close != nil {
+		defer src.Close()
+	}
+	if src.FS == nil {
+		return nil, nil, fmt.Errorf("%s is not a catalog", c.Ref)
+	}
+	return install.Load(ctx, src.FS, c.Name, c.Priority, declcfg.WithMaxFileSize(maxFileSize))
+}

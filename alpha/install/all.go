@@ -1,0 +1,248 @@
+package install
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// Report answers, for every package and channel of a catalog (or for
+// every bundle of each channel), whether a new Subscription can install
+// it from the resolver's catalogs.
+type Report struct {
+	// Catalogs are the catalogs the answers come from, in OLM's order of
+	// preference when none is preferred.
+	Catalogs []CatalogInfo `json:"catalogs"`
+	// Catalog is the one whose packages are asked about.
+	Catalog string    `json:"catalog"`
+	Answers []*Answer `json:"answers"`
+}
+
+// CatalogInfo names a catalog and its priority.
+type CatalogInfo struct {
+	Name     string `json:"name"`
+	Priority int    `json:"priority"`
+}
+
+// Counts returns how many answers have each status.
+func (r *Report) Counts() map[Status]int {
+	out := map[Status]int{}
+	for _, a := range r.Answers {
+		out[a.Status]++
+	}
+	return out
+}
+
+// All asks, for every package and channel of the catalog named catalog
+// ("" for the first), what a new Subscription to the channel installs;
+// with everyBundle, for every bundle of each channel too (as the
+// subscription's starting bundle), the head first.
+func (r *Resolver) All(catalog string, everyBundle bool) (*Report, error) {
+	return r.allOf(catalog, everyBundle, nil)
+}
+
+// allOf is All over the packages for which keep (nil: all) reports true.
+func (r *Resolver) allOf(catalog string, everyBundle bool, keep func(pkg string) bool) (*Report, error) {
+	cat := r.Catalog(catalog)
+	if cat == nil {
+		return nil, fmt.Errorf("no catalog named %q", catalog)
+	}
+	rep := &Report{Catalog: cat.Name, Answers: []*Answer{}}
+	for _, c := range r.catalogs {
+		rep.Catalogs = append(rep.Catalogs, CatalogInfo{Name: c.Name, Priority: c.Priority})
+	}
+	for _, pkg := range cat.Packages() {
+		if keep != nil && !keep(pkg) {
+			continue
+		}
+		channels, _ := cat.Channels(pkg)
+		for _, ch := range channels {
+			subs := []Subscription{{Catalog: cat.Name, Package: pkg, Channel: ch}}
+			if everyBundle {
+				for _, e := range r.channelOrder(cat, pkg, ch) {
+					subs = append(subs, Subscription{Catalog: cat.Name, Package: pkg, Channel: ch, StartingCSV: e.Name()})
+				}
+			}
+			for _, s := range subs {
+				a, err := r.Resolve(s)
+				if err != nil {
+					return nil, err
+				}
+				rep.Answers = append(rep.Answers, a)
+			}
+		}
+	}
+	return rep, nil
+}
+
+// channelOrder lists a channel's entries in OLM's order, head first, then
+// those it never reaches (skipped, or off the chain) by name; a channel
+// OLM cannot order by name.
+func (r *Resolver) channelOrder(c *Catalog, pkg, channel string) []*Entry {
+	r.mu.Lock()
+	ch := r.chainOf(c, pkg, channel)
+	r.mu.Unlock()
+	var out []*Entry
+	in := map[*Entry]bool{}
+	for _, e := range ch.order {
+		out = append(out, e)
+		in[e] = true
+	}
+	for _, e := range c.Entries(pkg, channel) {
+		if !in[e] {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Why is the answer's reason in one line: the first reason, or the error.
+func (a *Answer) Why() string {
+	switch a.Status {
+	case Unsatisfiable:
+		if len(a.Reasons) > 0 {
+			s := a.Reasons[0]
+			// The subscription's own reason (its candidates) only restates
+			// the question.
+			n := 0
+			for _, r := range a.Reasons[1:] {
+				if !strings.HasPrefix(r, subscriptionReason) {
+					n++
+				}
+			}
+			if n > 0 {
+				s += fmt.Sprintf(" (and %d more)", n)
+			}
+			return s
+		}
+	case Failed:
+		return strings.SplitN(a.Error, "\n", 2)[0]
+	}
+	return ""
+}
+
+// WriteTable writes the report as a table: one line per answer, with what
+// it installs or why it cannot, and a summary line.
+func (r *Report) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	bundles := false
+	for _, a := range r.Answers {
+		if a.Subscription.StartingCSV != "" {
+			bundles = true
+			break
+		}
+	}
+	if bundles {
+		fmt.Fprintln(tw, "PACKAGE\tCHANNEL\tSTARTING BUNDLE\tSTATUS\tINSTALLS\tWHY NOT")
+	} else {
+		fmt.Fprintln(tw, "PACKAGE\tCHANNEL\tSTATUS\tINSTALLS\tWHY NOT")
+	}
+	for _, a := range r.Answers {
+		s := a.Subscription
+		var installs string
+		if a.Status == Installable {
+			names := make([]string, len(a.Installs))
+			for i, in := range a.Installs {
+				names[i] = in.Bundle
+			}
+			installs = strings.Join(names, ", ")
+		}
+		if bundles {
+			start := s.StartingCSV
+			if start == "" {
+				start = "(head)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Package, s.Channel, start, a.Status, installs, a.Why())
+		} else {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Package, s.Channel, a.Status, installs, a.Why())
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	c := r.Counts()
+	_, err := fmt.Fprintf(w, "\n%d answers: %d installable, %d unsatisfiable, %d fail to resolve\n",
+		len(r.Answers), c[Installable], c[Unsatisfiable], c[Failed])
+	return err
+}
+
+// Regression is a subscription that a catalog's old version installs and
+// its new version does not: the rule "uninstallable" of
+// `opm alpha diff --check`.
+type Regression struct {
+	Package     string `json:"package"`
+	Channel     string `json:"channel"`
+	StartingCSV string `json:"startingCSV,omitempty"`
+	Status      Status `json:"status"`
+	Why         string `json:"why"`
+}
+
+func (g Regression) String() string {
+	what := fmt.Sprintf("package %s, channel %s", g.Package, g.Channel)
+	if g.StartingCSV != "" {
+		what += ", starting at " + g.StartingCSV
+	}
+	return fmt.Sprintf("%s: installable before, %s now: %s", what, g.Status, g.Why)
+}
+
+// Regressions compares two reports of the same questions (All over an old
+// and a new catalog): every subscription installable in old that is asked
+// in new too and is not installable there. Questions only one report asks
+// (a channel or bundle added or removed) are left to the other diff
+// rules.
+func Regressions(old, new *Report) []Regression {
+	before := map[Subscription]Status{}
+	for _, a := range old.Answers {
+		s := a.Subscription
+		s.Catalog = ""
+		before[s] = a.Status
+	}
+	var out []Regression
+	for _, a := range new.Answers {
+		s := a.Subscription
+		s.Catalog = ""
+		if st, ok := before[s]; ok && st == Installable && a.Status != Installable {
+			out = append(out, Regression{Package: s.Package, Channel: s.Channel, StartingCSV: s.StartingCSV, Status: a.Status, Why: a.Why()})
+		}
+	}
+	return out
+}
+
+// Uninstallable is the rule "uninstallable" of `opm alpha diff --check`
+// over two versions of a catalog, each the only CatalogSource: every
+// channel, and every bundle as a starting bundle, that a new Subscription
+// can install from old and cannot from new (Regressions of two All
+// reports with every bundle).
+//
+// Only the questions whose answer the change can alter are asked: those
+// about a package whose bundles differ, or that may depend, directly or
+// through other packages, on one whose bundles differ (in either
+// version). The others visit the same bundles in both versions, so they
+// get the same answer; a catalog compared with itself asks nothing.
+func Uninstallable(old, new *Catalog) ([]Regression, error) {
+	changed := changedPackages(old, new)
+	if len(changed) == 0 {
+		return nil, nil
+	}
+	var rs [2]*Resolver
+	ask := map[string]bool{}
+	for i, c := range []*Catalog{old, new} {
+		r, err := NewResolver(c)
+		if err != nil {
+			return nil, err
+		}
+		rs[i] = r
+		for p := range r.dependents(changed) {
+			ask[p] = true
+		}
+	}
+	var reps [2]*Report
+	for i, r := range rs {
+		var err error
+		if reps[i], err = r.allOf("", true, func(pkg string) bool { return ask[pkg] }); err != nil {
+			return nil, err
+		}
+	}
+	return Regressions(reps[0], reps[1]), nil
+}

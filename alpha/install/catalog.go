@@ -1,0 +1,284 @@
+package install
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/blang/semver/v4"
+
+	"github.com/fastopm/fastopm/alpha/declcfg"
+	"github.com/fastopm/fastopm/alpha/model"
+	"github.com/fastopm/fastopm/alpha/property"
+)
+
+// Property is a bundle property as OLM's resolver sees it: its type and
+// its JSON value.
+type Property struct {
+	Type  string          `json:"type"`
+	Value json.RawMessage `json:"value"`
+}
+
+// GVK is an API: group, version and kind.
+type GVK struct {
+	Group   string `json:"group"`
+	Version string `json:"version"`
+	Kind    string `json:"kind"`
+}
+
+func (g GVK) String() string { return g.Group + "/" + g.Version + "/" + g.Kind }
+
+// Bundle is an olm.bundle as OLM's resolver reads it from a catalog's gRPC
+// API (ListBundles): its properties but olm.bundle.object and
+// olm.csv.metadata, which the API leaves out, followed by the
+// olm.gvk.required and olm.package.required properties again, as OLM
+// turns the API's dependencies back into properties.
+type Bundle struct {
+	Name, Package, Image string
+	// Version is the version of its olm.package property.
+	Version    string
+	Properties []Property
+	Source     model.Source
+
+	version    *semver.Version // Version read tolerantly; nil when it does not parse
+	own        int             // Properties[:own] are the bundle's own
+	gvks       []GVK           // olm.gvk
+	packages   []pkgProperty   // olm.package
+	labels     []string        // olm.label
+	deprecated bool            // an olm.deprecated property
+
+	celOnce  sync.Once
+	celProps []any
+}
+
+type pkgProperty struct {
+	PackageName string `json:"packageName"`
+	Version     string `json:"version"`
+}
+
+// cel returns the bundle's properties as CEL rules see them.
+func (b *Bundle) cel() []any {
+	b.celOnce.Do(func() { b.celProps = celProperties(b.Properties) })
+	return b.celProps
+}
+
+// Entry is a bundle in one channel of one catalog: what OLM's resolver
+// calls an operator (cache.Entry), and a solver variable.
+type Entry struct {
+	Bundle  *Bundle
+	Catalog *Catalog
+	Channel string
+	// Default is true in the package's default channel.
+	Default   bool
+	Replaces  string
+	Skips     []string
+	SkipRange string
+
+	skipRange semver.Range
+}
+
+// Package is the bundle's package.
+func (e *Entry) Package() string { return e.Bundle.Package }
+
+// Name is the bundle's name.
+func (e *Entry) Name() string { return e.Bundle.Name }
+
+// id is OLM's identifier of the entry (catalog/channel/bundle; OLM puts
+// the catalog's namespace after its name).
+func (e *Entry) id() string { return e.Catalog.Name + "/" + e.Channel + "/" + e.Bundle.Name }
+
+// Catalog is one CatalogSource: a name, a priority and its bundles, by
+// package and channel.
+type Catalog struct {
+	Name     string
+	Priority int
+
+	packages map[string]*pkgInfo
+	// entries are in the order of the catalog's ListBundles: by package,
+	// channel and bundle name.
+	entries []*Entry
+	// named counts the entries of each channel name and bundle name across
+	// packages: OLM tells bundles apart by catalog, channel and name only.
+	named map[[2]string]int
+}
+
+type pkgInfo struct {
+	name, defaultChannel string
+	channels             []string            // sorted
+	byChannel            map[string][]*Entry // in ListBundles order
+}
+
+// Packages returns the catalog's package names, sorted.
+func (c *Catalog) Packages() []string {
+	out := make([]string, 0, len(c.packages))
+	for n := range c.packages {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Channels returns a package's channel names, sorted, and its default
+// channel.
+func (c *Catalog) Channels(pkg string) (channels []string, defaultChannel string) {
+	p := c.packages[pkg]
+	if p == nil {
+		return nil, ""
+	}
+	return p.channels, p.defaultChannel
+}
+
+// Entries returns the entries of a channel, in ListBundles order.
+func (c *Catalog) Entries(pkg, channel string) []*Entry {
+	if p := c.packages[pkg]; p != nil {
+		return p.byChannel[channel]
+	}
+	return nil
+}
+
+// Collector keeps, from a catalog's blobs, what the resolver needs of its
+// bundles. AddBlob may be called from several goroutines at once.
+type Collector struct {
+	mu      sync.Mutex
+	bundles map[[2]string]*Bundle // by package and name
+}
+
+// NewCollector returns an empty Collector.
+func NewCollector() *Collector { return &Collector{bundles: map[[2]string]*Bundle{}} }
+
+// AddBlob keeps the bundle of an olm.bundle blob; other blobs are ignored.
+// A blob that does not decode is left out (the model reports it).
+func (c *Collector) AddBlob(b *declcfg.Blob) {
+	if b.Schema != declcfg.SchemaBundle {
+		return
+	}
+	bd, err := declcfg.DecodeBundle(b.JSON)
+	if err != nil {
+		return
+	}
+	bn := newBundle(&bd)
+	bn.Source = model.Source{Path: b.Path, Line: b.Line}
+	c.mu.Lock()
+	c.bundles[[2]string{bn.Package, bn.Name}] = bn
+	c.mu.Unlock()
+}
+
+// newBundle reads what the resolver needs of a bundle blob. Property
+// values are copied: the blob's bytes may be reused.
+func newBundle(bd *declcfg.Bundle) *Bundle {
+	b := &Bundle{Name: bd.Name, Package: bd.Package, Image: bd.Image}
+	var deps []Property
+	for _, p := range bd.Properties {
+		switch p.Type {
+		case property.TypeBundleObject, property.TypeCSVMetadata:
+			continue
+		}
+		prop := Property{Type: p.Type, Value: slices.Clone(p.Value)}
+		b.Properties = append(b.Properties, prop)
+		switch p.Type {
+		case property.TypePackage:
+			var v pkgProperty
+			if json.Unmarshal(p.Value, &v) == nil {
+				b.packages = append(b.packages, v)
+				if len(b.packages) == 1 {
+					b.Version = v.Version
+				}
+			}
+		case property.TypeGVK:
+			var v GVK
+			if json.Unmarshal(p.Value, &v) == nil {
+				b.gvks = append(b.gvks, v)
+			}
+		case typeLabel:
+			var v struct {
+				Label string `json:"label"`
+			}
+			if json.Unmarshal(p.Value, &v) == nil {
+				b.labels = append(b.labels, v.Label)
+			}
+		case typeDeprecated:
+			b.deprecated = true
+		case property.TypeGVKRequired:
+			// The API's dependency of type olm.gvk, read back.
+			var v GVK
+			if json.Unmarshal(p.Value, &v) == nil {
+				val, _ := json.Marshal(struct {
+					Group   string `json:"group"`
+					Version string `json:"version"`
+					Kind    string `json:"kind"`
+				}{v.Group, v.Version, v.Kind})
+				deps = append(deps, Property{Type: property.TypeGVKRequired, Value: val})
+			}
+		case property.TypePackageRequired:
+			var v struct {
+				PackageName  string `json:"packageName"`
+				VersionRange string `json:"versionRange"`
+			}
+			if json.Unmarshal(p.Value, &v) == nil {
+				val, _ := json.Marshal(v)
+				deps = append(deps, Property{Type: property.TypePackageRequired, Value: val})
+			}
+		}
+	}
+	b.own = len(b.Properties)
+	b.Properties = append(b.Properties, deps...)
+	if v, err := semver.ParseTolerant(b.Version); err == nil {
+		b.version = &v
+	}
+	return b
+}
+
+// Property types the resolver reads that alpha/property does not name.
+const (
+	typeLabel         = "olm.label"
+	typeLabelRequired = "olm.label.required"
+	typeDeprecated    = "olm.deprecated"
+)
+
+// NewCatalog makes the catalog name (with priority) out of a valid
+// catalog's model and the bundles collected from the same blobs.
+func NewCatalog(name string, priority int, m model.Model, c *Collector) (*Catalog, error) {
+	cat := &Catalog{Name: name, Priority: priority, packages: map[string]*pkgInfo{}, named: map[[2]string]int{}}
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, pn := range names {
+		mp := m[pn]
+		p := &pkgInfo{name: pn, byChannel: map[string][]*Entry{}}
+		if mp.DefaultChannel != nil {
+			p.defaultChannel = mp.DefaultChannel.Name
+		}
+		for cn := range mp.Channels {
+			p.channels = append(p.channels, cn)
+		}
+		slices.Sort(p.channels)
+		for _, cn := range p.channels {
+			ch := mp.Channels[cn]
+			bnames := make([]string, 0, len(ch.Bundles))
+			for bn := range ch.Bundles {
+				bnames = append(bnames, bn)
+			}
+			slices.Sort(bnames)
+			for _, bn := range bnames {
+				mb := ch.Bundles[bn]
+				b := c.bundles[[2]string{pn, bn}]
+				if b == nil {
+					return nil, fmt.Errorf("package %q, channel %q: bundle %q has no olm.bundle blob", pn, cn, bn)
+				}
+				e := &Entry{Bundle: b, Catalog: cat, Channel: cn, Default: cn == p.defaultChannel,
+					Replaces: mb.Replaces, Skips: mb.Skips, SkipRange: mb.SkipRange}
+				if r, err := semver.ParseRange(mb.SkipRange); err == nil {
+					e.skipRange = r
+				}
+				p.byChannel[cn] = append(p.byChannel[cn], e)
+				cat.entries = append(cat.entries, e)
+				cat.named[[2]string{cn, bn}]++
+			}
+		}
+		cat.packages[pn] = p
+	}
+	return cat, nil
+}

@@ -1,0 +1,401 @@
+package install
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/blang/semver/v4"
+)
+
+// Subscription is a new Subscription: what it asks OLM to install.
+type Subscription struct {
+	// Catalog is the CatalogSource it names ("" for the resolver's first).
+	Catalog string `json:"catalog"`
+	Package string `json:"package"`
+	// Channel is its channel; "" leaves it out, and then every channel is
+	// a candidate, the default channel first.
+	Channel string `json:"channel,omitempty"`
+	// StartingCSV is the bundle to install first; "" for the channel head.
+	StartingCSV string `json:"startingCSV,omitempty"`
+}
+
+// name is the subscription's name in OLM's messages.
+func (s Subscription) name() string { return s.Package }
+
+// Status is the outcome of a resolution.
+type Status string
+
+// The outcomes.
+const (
+	// Installable: OLM installs the bundles of the answer.
+	Installable Status = "installable"
+	// Unsatisfiable: no set of bundles meets every constraint; OLM's
+	// InstallPlan fails with "constraints not satisfiable".
+	Unsatisfiable Status = "unsatisfiable"
+	// Failed: OLM stops before it solves (a channel it cannot order, a
+	// constraint it cannot read, two bundles it cannot tell apart).
+	Failed Status = "error"
+)
+
+// resolution is one question being answered: OLM's variables as they are
+// made.
+type resolution struct {
+	r   *Resolver
+	sub Subscription
+	cat *Catalog
+
+	visited map[*Entry]bool
+	// ids maps an identifier to the entry whose variable holds it now: OLM
+	// keeps variables in a map by identifier, so an entry with the same
+	// identifier as another (same catalog, channel and bundle name, other
+	// package) takes its place.
+	ids   map[string]*Entry
+	order []string // identifiers in the order they first appeared
+	errs  []error
+}
+
+// Resolve answers what OLM installs for sub. The error is for a question
+// that names no catalog the resolver has; OLM's own failures are answers.
+func (r *Resolver) Resolve(sub Subscription) (*Answer, error) {
+	cat := r.Catalog(sub.Catalog)
+	if cat == nil {
+		return nil, fmt.Errorf("no catalog named %q", sub.Catalog)
+	}
+	sub.Catalog = cat.Name
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	res := &resolution{r: r, sub: sub, cat: cat, visited: map[*Entry]bool{}, ids: map[string]*Entry{}}
+	return res.run()
+}
+
+func (res *resolution) run() (*Answer, error) {
+	a := &Answer{Subscription: res.sub}
+	subVar, cands, err := res.subscription()
+	if err != nil {
+		a.fail(err)
+		return a, nil
+	}
+	p := res.problem(subVar)
+	sol, err := solve(p)
+	if err != nil {
+		return nil, err
+	}
+	if sol.unsat {
+		a.unsatisfiable(p, sol.core)
+		return a, nil
+	}
+	// OLM finds each chosen bundle again by catalog, channel and name; two
+	// bundles of that identity fail the resolution.
+	var chosen []*Entry
+	var errs []error
+	for _, i := range sol.selected {
+		e := p.vars[i].entry
+		if e == nil {
+			continue
+		}
+		if n := e.Catalog.named[[2]string{e.Channel, e.Name()}]; n != 1 {
+			errs = append(errs, &IdentityError{Catalog: e.Catalog.Name, Channel: e.Channel, Bundle: e.Name(), Count: n})
+			continue
+		}
+		chosen = append(chosen, e)
+	}
+	if len(errs) > 0 {
+		a.fail(errors.Join(errs...))
+		return a, nil
+	}
+	a.installable(res, chosen, cands)
+	return a, nil
+}
+
+// BundleOfVersion finds the starting bundle of a version (read
+// tolerantly) in the Subscription's package, and channel when it names
+// one.
+func (r *Resolver) BundleOfVersion(sub Subscription, version string) (string, error) {
+	want, err := semver.ParseTolerant(version)
+	if err != nil {
+		return "", fmt.Errorf("version %q: %w", version, err)
+	}
+	cat := r.Catalog(sub.Catalog)
+	if cat == nil {
+		return "", fmt.Errorf("no catalog named %q", sub.Catalog)
+	}
+	channels, _ := cat.Channels(sub.Package)
+	found := ""
+	for _, ch := range channels {
+		if sub.Channel != "" && ch != sub.Channel {
+			continue
+		}
+		for _, e := range cat.Entries(sub.Package, ch) {
+			if e.Bundle.version != nil && e.Bundle.version.Equals(want) {
+				if found != "" && found != e.Name() {
+					return "", fmt.Errorf("version %s names bundles %s and %s: give the bundle", version, found, e.Name())
+				}
+				found = e.Name()
+			}
+		}
+	}
+	if found == "" {
+		where := "package " + sub.Package
+		if sub.Channel != "" {
+			where += ", channel " + sub.Channel
+		}
+		return "", fmt.Errorf("no bundle of version %s in %s of catalog %s", version, where, cat.Name)
+	}
+	return found, nil
+}
+
+// IdentityError is a chosen bundle whose catalog, channel and name are
+// those of bundles of other packages too: OLM cannot tell them apart.
+type IdentityError struct {
+	Catalog, Channel, Bundle string
+	Count                    int
+}
+
+func (e *IdentityError) Error() string {
+	return fmt.Sprintf("expected exactly one operator, got %d: catalog %s has %d bundles named %s in channels named %s (in different packages), and OLM tells bundles apart by catalog, channel and name only",
+		e.Count, e.Catalog, e.Count, e.Bundle, e.Channel)
+}
+
+// subscription makes the subscription's variable and visits the bundles
+// it may install (getSubscriptionVariables). It returns the variable and
+// the candidates, most preferred first.
+func (res *resolution) subscription() (*variable, []*Entry, error) {
+	sub, cat := res.sub, res.cat
+	name := sub.name()
+	// OLM counts the catalog's entries, those of the package, those of the
+	// channel too, and those with the starting bundle's name too, to say
+	// which is missing. The package's entries are, in a valid catalog,
+	// those whose olm.package property names it, which OLM's predicate
+	// reads.
+	nall := len(cat.entries)
+	var npkg, nch, ncsv int
+	var entries []*Entry
+	if p := cat.packages[sub.Package]; p != nil {
+		for _, ch := range p.channels {
+			for _, e := range p.byChannel[ch] {
+				npkg++
+				if sub.Channel != "" && e.Channel != sub.Channel {
+					continue
+				}
+				nch++
+				if sub.StartingCSV != "" && e.Name() != sub.StartingCSV {
+					continue
+				}
+				ncsv++
+				entries = append(entries, e)
+			}
+		}
+	}
+	var reason string
+	switch {
+	case nall == 0:
+		reason = fmt.Sprintf("no operators found from catalog %s referenced by subscription %s", cat.Name, name)
+	case npkg == 0:
+		reason = fmt.Sprintf("no operators found in package %s in the catalog referenced by subscription %s", sub.Package, name)
+	case nch == 0:
+		reason = fmt.Sprintf("no operators found in channel %s of package %s in the catalog referenced by subscription %s", sub.Channel, sub.Package, name)
+	case ncsv == 0:
+		reason = fmt.Sprintf("no operators found with name %s in channel %s of package %s in the catalog referenced by subscription %s", sub.StartingCSV, sub.Channel, sub.Package, name)
+	}
+	id := "subscription:" + name
+	if reason != "" {
+		return &variable{id: id, cons: []constraint{
+			{kind: mandatory, msg: fmt.Sprintf("subscription %s exists", name)},
+			{kind: prohibited, msg: reason},
+		}}, nil, nil
+	}
+	// The default channel first, then by channel name; each channel in
+	// its order.
+	slices.SortStableFunc(entries, func(a, b *Entry) int {
+		if a.Default != b.Default {
+			if a.Default {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Channel, b.Channel)
+	})
+	var sorted []*Entry
+	for i := 0; i < len(entries); {
+		j := i
+		for j < len(entries) && entries[j].Channel == entries[i].Channel {
+			j++
+		}
+		ch, err := sortChannel(entries[i:j])
+		if err != nil {
+			return nil, nil, err
+		}
+		sorted = append(sorted, ch...)
+		i = j
+	}
+	var cands []*Entry
+	for _, o := range sorted {
+		// Every entry of the subscription's package and channel (all
+		// channels when it names none) with this bundle's name; OLM adds
+		// them in no set order, we add them in the order above.
+		var stack []*Entry
+		for _, e := range entries {
+			if e.Name() == o.Name() {
+				stack = append(stack, e)
+			}
+		}
+		res.bundles(slices.Clone(stack))
+		if len(res.errs) > 0 {
+			return nil, nil, errors.Join(res.errs...)
+		}
+		slices.SortStableFunc(stack, func(a, b *Entry) int { return slices.Index(sorted, a) - slices.Index(sorted, b) })
+		cands = append(cands, stack...)
+	}
+	v := &variable{id: id, cons: []constraint{{kind: mandatory, msg: fmt.Sprintf("subscription %s exists", name)}}}
+	if len(cands) == 0 {
+		v.cons = append(v.cons, constraint{kind: dependency, msg: fmt.Sprintf("no operators found matching the criteria of subscription %s", name)})
+		return v, nil, nil
+	}
+	s := make([]string, len(cands))
+	for i, c := range cands {
+		s[i] = c.id()
+	}
+	req := s[0]
+	if len(s) > 1 {
+		req = fmt.Sprintf("at least one of %s or %s", strings.Join(s[:len(s)-1], ", "), s[len(s)-1])
+	}
+	v.cons = append(v.cons, constraint{kind: dependency, msg: fmt.Sprintf("subscription %s requires %s", name, req), targets: s})
+	return v, cands, nil
+}
+
+// bundles visits the entries of stack and, transitively, every candidate
+// of their dependencies (getBundleVariables), recording identifiers in
+// OLM's order of writes.
+func (res *resolution) bundles(stack []*Entry) {
+	local := map[string]*Entry{}
+	var localOrder []string
+	write := func(e *Entry) {
+		id := e.id()
+		if _, ok := local[id]; !ok {
+			localOrder = append(localOrder, id)
+		}
+		local[id] = e
+	}
+	for len(stack) > 0 {
+		e := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if res.visited[e] {
+			write(e)
+			continue
+		}
+		res.visited[e] = true
+		d := res.r.dependencies(e)
+		if d.err != nil {
+			res.errs = append(res.errs, d.err)
+			if d.deps == nil {
+				continue
+			}
+		}
+		for _, dep := range d.deps {
+			for _, c := range dep.Candidates {
+				write(c)
+				stack = append(stack, c)
+			}
+		}
+		write(e)
+	}
+	for _, id := range localOrder {
+		if _, ok := res.ids[id]; !ok {
+			res.order = append(res.order, id)
+		}
+		res.ids[id] = local[id]
+	}
+}
+
+// problem makes the solver's input: the subscription, the bundles visited,
+// and OLM's invariants (addInvariants): at most one provider of each API
+// and one bundle of each package.
+func (res *resolution) problem(sub *variable) *problem {
+	p := &problem{}
+	byID := map[string]int{}
+	p.add(sub)
+	byID[sub.id] = 0
+	for _, id := range res.order {
+		e := res.ids[id]
+		v := &variable{id: id, entry: e}
+		if e.Bundle.deprecated {
+			v.cons = append(v.cons, constraint{kind: prohibited, msg: fmt.Sprintf("bundle %s is deprecated", id)})
+		}
+		for _, d := range res.r.deps[e].deps {
+			ids := make([]string, len(d.Candidates))
+			for i, c := range d.Candidates {
+				ids[i] = c.id()
+			}
+			v.cons = append(v.cons, constraint{kind: dependency, msg: d.olm(), dep: d, targets: ids})
+		}
+		byID[id] = p.add(v)
+	}
+	// The invariants, over the bundles OLM can find again by identity.
+	gvks := map[GVK][]string{}
+	pkgs := map[string][]string{}
+	for _, id := range res.order {
+		e := res.ids[id]
+		if e.Catalog.named[[2]string{e.Channel, e.Name()}] != 1 {
+			continue
+		}
+		for _, g := range e.Bundle.gvks {
+			gvks[g] = append(gvks[g], id)
+		}
+		for _, pp := range e.Bundle.packages {
+			pkgs[pp.PackageName] = append(pkgs[pp.PackageName], id)
+		}
+	}
+	for _, g := range sortedKeys(gvks, func(a, b GVK) int { return strings.Compare(gvkID(a), gvkID(b)) }) {
+		is := gvks[g]
+		slices.Sort(is)
+		gid := gvkID(g)
+		v := &variable{id: gid}
+		if len(is) > 1 {
+			v.cons = []constraint{
+				{kind: mandatory, msg: fmt.Sprintf("there can be only one provider of %s", gid)},
+				{kind: atMost, n: 1, msg: fmt.Sprintf("%s and %s provide %s", strings.Join(is[:len(is)-1], ", "), is[len(is)-1], gid), targets: is, invariant: "GVK " + g.String()},
+			}
+		}
+		if _, dup := byID[gid]; !dup {
+			byID[gid] = p.add(v)
+		}
+	}
+	for _, name := range sortedKeys(pkgs, strings.Compare) {
+		is := pkgs[name]
+		slices.Sort(is)
+		v := &variable{id: name}
+		if len(is) > 1 {
+			v.cons = []constraint{
+				{kind: mandatory, msg: fmt.Sprintf("there can be only one operator from package %s", name)},
+				{kind: atMost, n: 1, msg: fmt.Sprintf("%s and %s originate from package %s", strings.Join(is[:len(is)-1], ", "), is[len(is)-1], name), targets: is, invariant: "package " + name},
+			}
+		}
+		if _, dup := byID[name]; !dup {
+			byID[name] = p.add(v)
+		}
+	}
+	// Identifiers to indexes.
+	for _, v := range p.vars {
+		for i := range v.cons {
+			c := &v.cons[i]
+			c.ids = make([]int, len(c.targets))
+			for j, id := range c.targets {
+				c.ids[j] = byID[id]
+			}
+		}
+	}
+	return p
+}
+
+func gvkID(g GVK) string { return fmt.Sprintf("%s (%s/%s)", g.Kind, g.Group, g.Version) }
+
+func sortedKeys[K comparable, V any](m map[K]V, cmp func(a, b K) int) []K {
+	out := make([]K, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.SortFunc(out, cmp)
+	return out
+}

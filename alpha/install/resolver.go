@@ -1,0 +1,363 @@
+package install
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Resolver answers install questions over a set of catalogs, as OLM v0's
+// resolver (operator-lifecycle-manager v0.46.0,
+// pkg/controller/registry/resolver, resolver.go) does for a new
+// Subscription in a namespace where nothing is installed yet, and where
+// every catalog is a CatalogSource of the same namespace. It is safe for
+// use by several goroutines; what it learns about the catalogs (the
+// order of each channel, the providers of each dependency) is kept for
+// the next question.
+type Resolver struct {
+	// catalogs in OLM's order when no catalog is preferred: higher
+	// priority first, then by name.
+	catalogs []*Catalog
+	byName   map[string]*Catalog
+	first    *Catalog
+
+	all   []*Entry // every entry, catalogs in order
+	byGVK map[GVK][]*Entry
+	byPkg map[string][]*Entry
+
+	mu       sync.Mutex
+	compiler compiler
+	chains   map[chainKey]*chain
+	matches  map[string][]*Entry
+	deps     map[*Entry]*entryDeps
+}
+
+type chainKey struct {
+	catalog      *Catalog
+	pkg, channel string
+}
+
+// chain is a channel in OLM's order (sortChannel), or why it has none.
+type chain struct {
+	order []*Entry
+	err   error
+}
+
+// entryDeps are an entry's dependencies, or the error OLM stops at while
+// it reads them.
+type entryDeps struct {
+	deps []*Dependency
+	err  error
+}
+
+// Dependency is one dependency of a bundle, with its candidates in OLM's
+// order of preference.
+type Dependency struct {
+	// Of is the bundle that depends.
+	Of *Entry
+	// Property is the property the dependency comes from.
+	Property Property
+	pred     predicate
+	// Candidates are the bundles that satisfy it: those of the dependent's
+	// own catalog first, then by catalog priority and name; within a
+	// catalog, the default channels first, then by package and channel
+	// name; within a channel, from the head down (skipped bundles never
+	// satisfy anything).
+	Candidates []*Entry
+}
+
+// Words is the dependency in words: "GVK g/v/K", "package p in range r"...
+func (d *Dependency) Words() string { return d.pred.words() }
+
+// olm is OLM's text of the dependency's constraint.
+func (d *Dependency) olm() string {
+	return fmt.Sprintf("bundle %s requires an operator %s", d.Of.Name(), d.pred.String())
+}
+
+// NewResolver returns a resolver over catalogs; the first is the one a
+// subscription refers to unless it names another. Catalog names must be
+// unique.
+func NewResolver(catalogs ...*Catalog) (*Resolver, error) {
+	if len(catalogs) == 0 {
+		return nil, errors.New("no catalog")
+	}
+	r := &Resolver{byName: map[string]*Catalog{}, first: catalogs[0], byGVK: map[GVK][]*Entry{}, byPkg: map[string][]*Entry{},
+		chains: map[chainKey]*chain{}, matches: map[string][]*Entry{}, deps: map[*Entry]*entryDeps{}}
+	for _, c := range catalogs {
+		if c.Name == "" {
+			return nil, errors.New("a catalog has no name")
+		}
+		if _, dup := r.byName[c.Name]; dup {
+			return nil, fmt.Errorf("two catalogs are named %q", c.Name)
+		}
+		r.byName[c.Name] = c
+	}
+	r.catalogs = slices.Clone(catalogs)
+	slices.SortStableFunc(r.catalogs, func(a, b *Catalog) int {
+		if a.Priority != b.Priority {
+			return cmp.Compare(b.Priority, a.Priority)
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
+	for _, c := range r.catalogs {
+		for _, e := range c.entries {
+			r.all = append(r.all, e)
+			seen := map[string]bool{}
+			for _, p := range e.Bundle.packages {
+				if !seen[p.PackageName] {
+					seen[p.PackageName] = true
+					r.byPkg[p.PackageName] = append(r.byPkg[p.PackageName], e)
+				}
+			}
+			if !seen[e.Package()] {
+				r.byPkg[e.Package()] = append(r.byPkg[e.Package()], e)
+			}
+			for i, g := range e.Bundle.gvks {
+				if !slices.Contains(e.Bundle.gvks[:i], g) {
+					r.byGVK[g] = append(r.byGVK[g], e)
+				}
+			}
+		}
+	}
+	return r, nil
+}
+
+// Catalog returns the catalog of that name, or the first one for "".
+func (r *Resolver) Catalog(name string) *Catalog {
+	if name == "" {
+		return r.first
+	}
+	return r.byName[name]
+}
+
+// Catalogs returns the catalogs in the order they were given... sorted by
+// OLM's preference when none is preferred.
+func (r *Resolver) Catalogs() []*Catalog { return r.catalogs }
+
+// chainOf returns a channel of a catalog in OLM's order. r.mu is held.
+func (r *Resolver) chainOf(c *Catalog, pkg, channel string) *chain {
+	k := chainKey{c, pkg, channel}
+	if ch, ok := r.chains[k]; ok {
+		return ch
+	}
+	order, err := sortChannel(c.Entries(pkg, channel))
+	ch := &chain{order: order, err: err}
+	r.chains[k] = ch
+	return ch
+}
+
+// sortChannel orders a channel's entries as OLM does: the replaces chain
+// from the head down, leaving out every entry another one skips. A
+// channel with no head, a cycle or more than one chain has no order.
+func sortChannel(entries []*Entry) ([]*Entry, error) {
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	pkg, channel := entries[0].Package(), entries[0].Channel
+	byName := map[string]*Entry{}
+	for _, e := range entries {
+		byName[e.Name()] = e
+	}
+	replacedBy := map[*Entry]bool{}
+	replaces := map[*Entry]*Entry{}
+	skipped := map[string]bool{}
+	for _, e := range entries {
+		if e.Replaces != "" {
+			if r, ok := byName[e.Replaces]; ok {
+				replacedBy[r] = true
+				replaces[e] = r
+			}
+		}
+		for _, s := range e.Skips {
+			if r, ok := byName[s]; ok {
+				replacedBy[r] = true
+				skipped[s] = true
+			}
+		}
+	}
+	var heads []*Entry
+	for _, e := range entries {
+		if !replacedBy[e] {
+			heads = append(heads, e)
+		}
+	}
+	if len(heads) == 0 {
+		return nil, fmt.Errorf("no channel heads (entries not replaced by another entry) found in channel %q of package %q", channel, pkg)
+	}
+	var chains [][]*Entry
+	for _, h := range heads {
+		var chain []*Entry
+		visited := map[*Entry]bool{}
+		for cur := h; ; {
+			visited[cur] = true
+			if !skipped[cur.Name()] {
+				chain = append(chain, cur)
+			}
+			next, ok := replaces[cur]
+			if !ok {
+				break
+			}
+			if visited[next] {
+				return nil, fmt.Errorf("a cycle exists in the chain of replacement beginning with %q in channel %q of package %q", h.Name(), channel, pkg)
+			}
+			cur = next
+		}
+		chains = append(chains, chain)
+	}
+	if len(chains) > 1 {
+		s := make([]string, len(chains))
+		for i, c := range chains {
+			switch len(c) {
+			case 0:
+				s[i] = "[]"
+			case 1:
+				s[i] = c[0].Name()
+			default:
+				s[i] = c[0].Name() + "..." + c[len(c)-1].Name()
+			}
+		}
+		return nil, fmt.Errorf("a unique replacement chain within a channel is required to determine the relative order between channel entries, but %d replacement chains were found in channel %q of package %q: %s",
+			len(s), channel, pkg, strings.Join(s, ", "))
+	}
+	return chains[0], nil
+}
+
+// find returns the entries of every catalog that satisfy p, catalogs in
+// order. r.mu is held.
+func (r *Resolver) find(p predicate) []*Entry {
+	k := p.key()
+	if m, ok := r.matches[k]; ok {
+		return m
+	}
+	var out []*Entry
+	for _, e := range r.superset(p) {
+		if p.test(e) {
+			out = append(out, e)
+		}
+	}
+	r.matches[k] = out
+	return out
+}
+
+// superset returns entries among which every match of p is, in order.
+func (r *Resolver) superset(p predicate) []*Entry {
+	switch q := p.(type) {
+	case gvkPredicate:
+		return r.byGVK[GVK(q)]
+	case pkgPredicate:
+		return r.byPkg[string(q)]
+	case andPredicate:
+		best := r.all
+		for _, s := range q {
+			if sub := r.superset(s); len(sub) < len(best) {
+				best = sub
+			}
+		}
+		return best
+	}
+	return r.all
+}
+
+// dependencies returns an entry's dependencies with their candidates, as
+// getBundleVariables computes them. r.mu is held.
+func (r *Resolver) dependencies(e *Entry) *entryDeps {
+	if d, ok := r.deps[e]; ok {
+		return d
+	}
+	d := &entryDeps{}
+	r.deps[e] = d
+	preds, from, err := r.compiler.dependencies(e.Bundle.Properties[:e.Bundle.own])
+	if err != nil {
+		d.err = fmt.Errorf("bundle %s (%s): %w", e.Name(), e.Bundle.Source, err)
+		return d
+	}
+	seen := map[string]bool{}
+	var errs []error
+	for i, p := range preds {
+		// OLM also reads the translated copies of olm.gvk.required and
+		// olm.package.required: the same predicates again, which add
+		// nothing to the problem.
+		if seen[p.key()] {
+			continue
+		}
+		seen[p.key()] = true
+		cands, err := r.candidates(e, p)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		d.deps = append(d.deps, &Dependency{Of: e, Property: from[i], pred: p, Candidates: cands})
+	}
+	d.err = errors.Join(errs...)
+	return d
+}
+
+// candidates lists the entries that satisfy p for the dependent e, in
+// OLM's order: every channel with at least one match is taken whole,
+// sorted (sortBundles), and then filtered by p.
+func (r *Resolver) candidates(e *Entry, p predicate) ([]*Entry, error) {
+	type source struct {
+		catalog      *Catalog
+		pkg, channel string
+	}
+	matches := r.find(p)
+	if len(matches) == 0 {
+		return nil, nil
+	}
+	inSource := map[source]bool{}
+	for _, m := range matches {
+		inSource[source{m.Catalog, m.Package(), m.Channel}] = true
+	}
+	var out []*Entry
+	for _, c := range r.preferred(e.Catalog) {
+		// The catalog's matching channels: default channels first, then by
+		// package and channel name.
+		var srcs []source
+		for s := range inSource {
+			if s.catalog == c {
+				srcs = append(srcs, s)
+			}
+		}
+		slices.SortFunc(srcs, func(a, b source) int {
+			ad, bd := c.packages[a.pkg].defaultChannel == a.channel, c.packages[b.pkg].defaultChannel == b.channel
+			if ad != bd {
+				if ad {
+					return -1
+				}
+				return 1
+			}
+			if a.pkg != b.pkg {
+				return cmp.Compare(a.pkg, b.pkg)
+			}
+			return cmp.Compare(a.channel, b.channel)
+		})
+		for _, s := range srcs {
+			ch := r.chainOf(c, s.pkg, s.channel)
+			if ch.err != nil {
+				return nil, ch.err
+			}
+			for _, x := range ch.order {
+				if p.test(x) {
+					out = append(out, x)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// preferred returns the catalogs in OLM's order for a dependent of c: c
+// first, then by priority and name.
+func (r *Resolver) preferred(c *Catalog) []*Catalog {
+	out := make([]*Catalog, 0, len(r.catalogs))
+	out = append(out, c)
+	for _, x := range r.catalogs {
+		if x != c {
+			out = append(out, x)
+		}
+	}
+	return out
+}

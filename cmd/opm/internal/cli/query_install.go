@@ -1,0 +1,149 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fastopm/fastopm/alpha/action"
+	"github.com/fastopm/fastopm/alpha/install"
+)
+
+func newQueryInstallCmd(s Streams, g *globalOptions) *cobra.Command {
+	var (
+		sub        install.Subscription
+		catalogs   []string
+		version    string
+		all, every bool
+		output     string
+		cacheDir   string
+	)
+	cmd := &cobra.Command{
+		Use:   "install INDEX... --package PACKAGE [--channel CHANNEL] [--version VERSION | --bundle BUNDLE] | --all [--every-bundle]",
+		Short: "Show what OLM installs for a new Subscription, or why it cannot",
+		Long: `Show the bundles OLM v0 installs for a new Subscription to a package: the
+package's bundle (the channel head, or the starting bundle) and, for every
+dependency, the bundle that provides it, as a tree of who pulls in what
+through which property; or, when nothing can be installed, why, naming the
+bundle and the requirement no candidate meets, and OLM's constraints that
+cannot hold together.
+
+Each INDEX is a catalog directory or catalog image, one CatalogSource; its
+name is the directory's or image repository's last element. --catalog
+NAME=REF[,priority=N] gives a catalog a name and a priority (higher is
+preferred). The Subscription refers to the first catalog unless --source
+names another; dependencies may come from any of them.
+
+The rules are OLM v0's resolver's (operator-lifecycle-manager v0.46.0):
+dependencies are olm.gvk.required, olm.package.required,
+olm.label.required and olm.constraint properties (gvk, package, cel, all,
+any, not), including those of a bundle's metadata/dependencies.yaml as
+rendered; a dependency prefers bundles of the dependent's own catalog,
+then of catalogs by priority and name; the default channel, then the
+others by name; within a channel, the head first, and never a bundle that
+another skips; at most one bundle per package and one provider per API.
+Without --channel, every channel is a candidate, the default one first, as
+for a Subscription without spec.channel.
+
+--all answers for every package and channel of the catalog (--every-bundle
+also for every bundle, as a starting bundle) in a table, or JSON.
+
+Exit codes: 0 when the Subscription is installable (and always with
+--all), 1 when it is not, 2 when a catalog cannot be read or the question
+is wrong.`,
+		Example: `  opm alpha query install ./catalog --package etcd
+  opm alpha query install ./community --catalog certified=quay.io/example/certified:v4.16,priority=10 --package foo --channel stable -o json
+  opm alpha query install ./catalog --all
+  opm alpha query install ./catalog ./other-catalog --all --every-bundle -o json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "text" && output != "json" {
+				return &ExitError{Code: 2, Err: fmt.Errorf("invalid --output value %q, expected (text|json)", output)}
+			}
+			switch {
+			case every && !all:
+				return &usageReport{errors.New("--every-bundle needs --all")}
+			case all && (sub.Package != "" || sub.Channel != "" || sub.StartingCSV != "" || version != ""):
+				return &usageReport{errors.New("--all asks about every package: give no --package, --channel, --version or --bundle")}
+			case !all && sub.Package == "":
+				return &usageReport{errors.New("--package is required (or --all)")}
+			case version != "" && sub.StartingCSV != "":
+				return &usageReport{errors.New("give at most one of --version and --bundle")}
+			case len(args)+len(catalogs) == 0:
+				return &usageReport{errors.New("give at least one catalog: INDEX or --catalog NAME=REF")}
+			}
+			var cats []action.InstallCatalog
+			for _, ref := range args {
+				cats = append(cats, action.InstallCatalog{Ref: ref})
+			}
+			for _, c := range catalogs {
+				ic, err := action.ParseInstallCatalog(c)
+				if err != nil {
+					return &usageReport{err}
+				}
+				cats = append(cats, ic)
+			}
+			action.NameInstallCatalogs(cats)
+			res := &action.Resolver{ImageOptions: g.imageOptions(cacheDir), MaxFileSize: g.maxFileSize.limit(),
+				Allowed: action.RefCatalogDir | action.RefCatalogImage}
+			loaded, _, err := action.LoadInstallCatalogs(cmd.Context(), res, cats, g.maxFileSize.limit())
+			if err != nil {
+				return &ExitError{Code: 2, Err: err}
+			}
+			r, err := install.NewResolver(loaded...)
+			if err != nil {
+				return &ExitError{Code: 2, Err: err}
+			}
+			if sub.Catalog != "" && r.Catalog(sub.Catalog) == nil {
+				return &ExitError{Code: 2, Err: fmt.Errorf("--source %q names none of the catalogs", sub.Catalog)}
+			}
+			enc := json.NewEncoder(s.Out)
+			enc.SetIndent("", "    ")
+			enc.SetEscapeHTML(false)
+			if all {
+				rep, err := r.All(sub.Catalog, every)
+				if err != nil {
+					return &ExitError{Code: 2, Err: err}
+				}
+				if output == "json" {
+					return enc.Encode(rep)
+				}
+				return rep.WriteTable(s.Out)
+			}
+			if version != "" {
+				if sub.StartingCSV, err = r.BundleOfVersion(sub, version); err != nil {
+					return &ExitError{Code: 2, Err: err}
+				}
+			}
+			a, err := r.Resolve(sub)
+			if err != nil {
+				return &ExitError{Code: 2, Err: err}
+			}
+			if output == "json" {
+				err = enc.Encode(a)
+			} else {
+				err = a.WriteText(s.Out)
+			}
+			if err != nil {
+				return err
+			}
+			if a.Status != install.Installable {
+				return &ExitError{Code: 1}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&sub.Package, "package", "p", "", "the package the Subscription names")
+	f.StringVarP(&sub.Channel, "channel", "c", "", "the Subscription's channel (default: none, every channel, the default one first)")
+	f.StringVar(&version, "version", "", "the starting bundle, by version")
+	f.StringVar(&sub.StartingCSV, "bundle", "", "the starting bundle (spec.startingCSV), by name")
+	f.StringVar(&sub.Catalog, "source", "", "the catalog the Subscription names (default: the first)")
+	f.StringArrayVar(&catalogs, "catalog", nil, "a catalog as NAME=REF[,priority=N] (repeatable)")
+	f.BoolVar(&all, "all", false, "answer for every package and channel of the catalog")
+	f.BoolVar(&every, "every-bundle", false, "with --all, answer for every bundle of each channel too")
+	f.StringVarP(&output, "output", "o", "text", "Output format (text|json)")
+	addImageCacheFlag(cmd, &cacheDir)
+	return cmd
+}

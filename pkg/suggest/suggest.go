@@ -1,0 +1,73 @@
+// Package suggest finds the name a person probably meant when the one
+// they typed is not there: "package \"infinispn\" not found; did you mean
+// infinispan?". The commands that name packages, channels and bundles use
+// it in their errors.
+package suggest
+
+import "strings"
+
+// Closest returns the candidate nearest to name, and true, when one is
+// near enough to be a likely typo: equal but for case, or at most a third
+// of name's letters (at least one) inserted, deleted, changed or swapped
+// with a neighbour. Among equally near candidates the first in sorted order
+// wins, so the answer does not depend on the candidates' order. It returns
+// "", false when none is near, or when name is itself a candidate.
+func Closest(name string, candidates []string) (string, bool) {
+	limit := max(1, len([]rune(name))/3)
+	lower := strings.ToLower(name)
+	best, bestDist := "", limit+1
+	for _, c := range candidates {
+		if c == name {
+			return "", false
+		}
+		// A length difference alone exceeds the limit: no need to compute.
+		if d := len(c) - len(name); d > 4*limit || -d > 4*limit {
+			continue
+		}
+		d := distance(lower, strings.ToLower(c))
+		if d < bestDist || (d == bestDist && c < best) {
+			best, bestDist = c, d
+		}
+	}
+	if bestDist > limit {
+		return "", false
+	}
+	return best, true
+}
+
+// Hint returns "; did you mean X?" for Closest's answer, or "".
+func Hint(name string, candidates []string) string {
+	if c, ok := Closest(name, candidates); ok {
+		return "; did you mean " + c + "?"
+	}
+	return ""
+}
+
+// distance is the optimal string alignment distance between a and b, in
+// runes: insertions, deletions, substitutions and swaps of two neighbours.
+func distance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	// Three rows: the one before the previous (for swaps), the previous,
+	// and the current.
+	prev2 := make([]int, len(rb)+1)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(rb)]
+}

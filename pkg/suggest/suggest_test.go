@@ -1,0 +1,52 @@
+package suggest
+
+import "testing"
+
+func TestClosest(t *testing.T) {
+	pkgs := []string{"infinispan", "etcd", "prometheus", "strimzi-kafka-operator", "grafana-operator", "Kiali"}
+	for _, tc := range []struct {
+		name, want string
+	}{
+		{"infinispn", "infinispan"},  // a letter left out
+		{"ectd", "etcd"},             // two letters swapped
+		{"promethues", "prometheus"}, // swapped
+		{"strimzi-kafka-operater", "strimzi-kafka-operator"},
+		{"kiali", "Kiali"}, // case
+		{"grafana", ""},    // too far: a prefix is not a typo
+		{"etcd", ""},       // there: nothing to suggest
+		{"x", ""},          // one letter from nothing
+		{"zzzzzzzz", ""},
+	} {
+		got, ok := Closest(tc.name, pkgs)
+		if got != tc.want || ok != (tc.want != "") {
+			t.Errorf("Closest(%q) = %q, %v; want %q", tc.name, got, ok, tc.want)
+		}
+	}
+	// Ties go to the first in sorted order, whatever the input order.
+	for _, cands := range [][]string{{"stable-v2", "stable-v1"}, {"stable-v1", "stable-v2"}} {
+		if got, _ := Closest("stable-v3", cands); got != "stable-v1" {
+			t.Errorf("tie %v: %q", cands, got)
+		}
+	}
+	if h := Hint("infinispn", pkgs); h != "; did you mean infinispan?" {
+		t.Errorf("Hint: %q", h)
+	}
+	if h := Hint("nothing-like-it", pkgs); h != "" {
+		t.Errorf("Hint: %q", h)
+	}
+}
+
+func TestDistance(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		d    int
+	}{
+		{"", "", 0}, {"a", "", 1}, {"", "abc", 3}, {"abc", "abc", 0},
+		{"abc", "acb", 1}, {"kitten", "sitting", 3}, {"ca", "abc", 3},
+		{"héllo", "hello", 1},
+	} {
+		if d := distance(tc.a, tc.b); d != tc.d {
+			t.Errorf("distance(%q, %q) = %d, want %d", tc.a, tc.b, d, tc.d)
+		}
+	}
+}
