@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fastopm/fastopm/pkg/cache"
 	"github.com/fastopm/fastopm/internal/testutil"
+	"github.com/fastopm/fastopm/pkg/cache"
 )
 
 // golden is what catalogd's own code gives for a test catalog
