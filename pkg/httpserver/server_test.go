@@ -448,11 +448,12 @@ func TestJSONRoutes(t *testing.T) {
 	// Every bundle's upgrade path agrees with the CLI's query, each step's
 	// CRDs compared (this catalog's bundles carry their objects).
 	compared := 0
+	cli := cliUpdater(t, filepath.Join(catalogs, "kube-descheduler-v4.12"), pkg.Name)
 	for _, c := range pkg.Channels {
 		for _, e := range c.Entries {
 			var got any
 			getJSON("/api/v1/updates?"+url.Values{"package": {pkg.Name}, "channel": {c.Name}, "from": {e.Name}}.Encode(), 200, &got)
-			want := cliUpdates(t, filepath.Join(catalogs, "kube-descheduler-v4.12"), pkg.Name, c.Name, e.Name)
+			want := cli(c.Name, e.Name)
 			if g, w := fmt.Sprint(got), fmt.Sprint(want); g != w {
 				t.Fatalf("updates from %s in %s:\n%s\nwant\n%s", e.Name, c.Name, g, w)
 			}
