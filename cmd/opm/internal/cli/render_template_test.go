@@ -120,14 +120,14 @@ func TestRenderTemplateGolden(t *testing.T) {
 // for the race suite's sample (testutil.Cover): a render-template case
 // its fixture and its way of calling the command ("<type>-<fixture
 // file>.<way>.<format>"; each way on a valid and on an invalid fixture),
-// a convert-template case on a catalog file its catalog and output
-// format; every other case (errors, flags) is one of a kind.
+// a convert-template case (basic or substitutes) on a catalog file its
+// catalog and output format; every other case (errors, flags) is one of a kind.
 func templateCaseFeatures(c tmplfixture.Case) []string {
 	name := c.Name
-	if strings.HasPrefix(name, "convert-catalog") {
+	if kind, ok := strings.CutSuffix(strings.SplitN(name, "catalog", 2)[0], "-"); ok && strings.HasPrefix(name, "convert-") {
 		src := strings.Split(c.Args[len(c.Args)-1], "/") // {testdata}/<root>/<catalog>/...
 		if len(src) > 3 {
-			return []string{"convert " + src[1] + "/" + src[2], "convert " + filepath.Ext(name)}
+			return []string{kind + " " + src[1] + "/" + src[2], kind + " " + filepath.Ext(name)}
 		}
 	}
 	if kind, _, _ := strings.Cut(name, "-"); kind == "basic" || kind == "semver" || kind == "detect" {
