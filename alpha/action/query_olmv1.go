@@ -69,10 +69,7 @@ func loadBothCatalog(ctx context.Context, sources SourceResolver, c InstallCatal
 	if err != nil {
 		return err
 	}
-	v1, err := olmv1.NewCatalog(c.Name, c.Priority, nil, m, col)
-	if err != nil {
-		return err
-	}
+	v1 := col.Catalog(c.Name, c.Priority, nil)
 	out.V0[i], out.V1[i], out.Models[i] = v0, v1, m
 	return nil
 }

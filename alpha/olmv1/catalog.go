@@ -2,7 +2,6 @@ package olmv1
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
 	"sync"
 
@@ -108,32 +107,61 @@ func (p *Package) Channel(name string) *Channel {
 	return nil
 }
 
-// Collector keeps, from a catalog's blobs, what OLM v1 reads of its
-// bundles. AddBlob may be called from several goroutines at once.
+// Collector keeps, from a catalog's blobs, what OLM v1 reads of them:
+// packages, channels, bundles and deprecations, as catalogd serves them
+// to operator-controller. It does not validate (the model does); a blob
+// that does not decode is left out. AddBlob may be called from several
+// goroutines at once.
 type Collector struct {
-	mu      sync.Mutex
-	bundles map[[2]string]*Bundle
+	mu           sync.Mutex
+	packages     map[string]string // name -> default channel
+	channels     []declcfg.Channel
+	bundles      []*Bundle
+	deprecations []declcfg.Deprecation
 }
 
 // NewCollector returns an empty Collector.
-func NewCollector() *Collector { return &Collector{bundles: map[[2]string]*Bundle{}} }
+func NewCollector() *Collector { return &Collector{packages: map[string]string{}} }
 
-// AddBlob keeps the bundle of an olm.bundle blob; other blobs are ignored
-// (the model has them). A blob that does not decode is left out (the
-// model reports it).
+// AddBlob keeps what OLM v1 reads of a blob.
 func (c *Collector) AddBlob(b *declcfg.Blob) {
-	if b.Schema != declcfg.SchemaBundle {
-		return
+	switch b.Schema {
+	case declcfg.SchemaPackage:
+		p, err := declcfg.DecodePackage(b.JSON)
+		if err != nil {
+			return
+		}
+		c.mu.Lock()
+		c.packages[p.Name] = p.DefaultChannel
+		c.mu.Unlock()
+	case declcfg.SchemaChannel:
+		ch, err := declcfg.DecodeChannel(b.JSON)
+		if err != nil {
+			return
+		}
+		ch.Properties = nil
+		c.mu.Lock()
+		c.channels = append(c.channels, ch)
+		c.mu.Unlock()
+	case declcfg.SchemaBundle:
+		bd, err := declcfg.DecodeBundle(b.JSON)
+		if err != nil {
+			return
+		}
+		bn := NewBundle(&bd)
+		bn.Source = model.Source{Path: b.Path, Line: b.Line}
+		c.mu.Lock()
+		c.bundles = append(c.bundles, bn)
+		c.mu.Unlock()
+	case declcfg.SchemaDeprecations:
+		d, err := declcfg.DecodeDeprecation(b.JSON)
+		if err != nil {
+			return
+		}
+		c.mu.Lock()
+		c.deprecations = append(c.deprecations, d)
+		c.mu.Unlock()
 	}
-	bd, err := declcfg.DecodeBundle(b.JSON)
-	if err != nil {
-		return
-	}
-	bn := NewBundle(&bd)
-	bn.Source = model.Source{Path: b.Path, Line: b.Line}
-	c.mu.Lock()
-	c.bundles[[2]string{bn.Package, bn.Name}] = bn
-	c.mu.Unlock()
 }
 
 // NewBundle reads what OLM v1 reads of a bundle blob (or of a bundle
@@ -188,55 +216,69 @@ func hasObjectProperty(props []property.Property) bool {
 	return false
 }
 
-// NewCatalog makes a catalog out of a valid catalog's model and the
-// bundles collected from the same blobs. labels are the ClusterCatalog's
-// (NameLabel is added).
-func NewCatalog(name string, priority int, labels map[string]string, m model.Model, c *Collector) (*Catalog, error) {
+// Catalog makes the catalog name (with priority and labels; NameLabel is
+// added) of the blobs collected. Call it once.
+func (c *Collector) Catalog(name string, priority int, labels map[string]string) *Catalog {
 	cat := &Catalog{Name: name, Priority: priority, Labels: map[string]string{}, packages: map[string]*Package{}}
 	for k, v := range labels {
 		cat.Labels[k] = v
 	}
 	cat.Labels[NameLabel] = name
-	for pn, mp := range m {
-		p := &Package{Name: pn, byName: map[string]*Bundle{}}
-		if mp.DefaultChannel != nil {
-			p.DefaultChannel = mp.DefaultChannel.Name
+	pkg := func(n string) *Package {
+		p := cat.packages[n]
+		if p == nil {
+			p = &Package{Name: n, byName: map[string]*Bundle{}}
+			cat.packages[n] = p
 		}
-		if mp.Deprecation != nil {
-			p.Deprecation = mp.Deprecation.Message
+		return p
+	}
+	for n, def := range c.packages {
+		pkg(n).DefaultChannel = def
+	}
+	for _, b := range c.bundles {
+		p := pkg(b.Package)
+		if p.byName[b.Name] == nil {
+			p.byName[b.Name] = b
+			p.Bundles = append(p.Bundles, b)
 		}
-		for cn, mc := range mp.Channels {
-			ch := &Channel{Name: cn}
-			if mc.Deprecation != nil {
-				ch.Deprecation = mc.Deprecation.Message
+	}
+	for _, mc := range c.channels {
+		p := pkg(mc.Package)
+		ch := &Channel{Name: mc.Name}
+		for _, e := range mc.Entries {
+			ch.Entries = append(ch.Entries, Entry{Name: e.Name, Replaces: e.Replaces, Skips: e.Skips, SkipRange: e.SkipRange})
+			if b := p.byName[e.Name]; b != nil && !slices.Contains(b.Channels, mc.Name) {
+				b.Channels = append(b.Channels, mc.Name)
 			}
-			for bn, mb := range mc.Bundles {
-				ch.Entries = append(ch.Entries, Entry{Name: bn, Replaces: mb.Replaces, Skips: mb.Skips, SkipRange: mb.SkipRange})
-				b := p.byName[bn]
-				if b == nil {
-					b = c.bundles[[2]string{pn, bn}]
-					if b == nil {
-						return nil, fmt.Errorf("package %q, channel %q: bundle %q has no olm.bundle blob", pn, cn, bn)
-					}
-					if mb.Deprecation != nil {
-						b.Deprecation = mb.Deprecation.Message
-					}
-					p.byName[bn] = b
-					p.Bundles = append(p.Bundles, b)
+		}
+		slices.SortStableFunc(ch.Entries, func(a, b Entry) int { return compareStrings(a.Name, b.Name) })
+		p.Channels = append(p.Channels, ch)
+	}
+	for _, d := range c.deprecations {
+		p := pkg(d.Package)
+		for _, e := range d.Entries {
+			switch e.Reference.Schema {
+			case declcfg.SchemaPackage:
+				p.Deprecation = e.Message
+			case declcfg.SchemaChannel:
+				if ch := p.Channel(e.Reference.Name); ch != nil {
+					ch.Deprecation = e.Message
 				}
-				b.Channels = append(b.Channels, cn)
+			case declcfg.SchemaBundle:
+				if b := p.byName[e.Reference.Name]; b != nil {
+					b.Deprecation = e.Message
+				}
 			}
-			slices.SortFunc(ch.Entries, func(a, b Entry) int { return compareStrings(a.Name, b.Name) })
-			p.Channels = append(p.Channels, ch)
 		}
-		slices.SortFunc(p.Channels, func(a, b *Channel) int { return compareStrings(a.Name, b.Name) })
-		slices.SortFunc(p.Bundles, func(a, b *Bundle) int { return compareStrings(a.Name, b.Name) })
+	}
+	for _, p := range cat.packages {
+		slices.SortStableFunc(p.Channels, func(a, b *Channel) int { return compareStrings(a.Name, b.Name) })
+		slices.SortStableFunc(p.Bundles, func(a, b *Bundle) int { return compareStrings(a.Name, b.Name) })
 		for _, b := range p.Bundles {
 			slices.Sort(b.Channels)
 		}
-		cat.packages[pn] = p
 	}
-	return cat, nil
+	return cat
 }
 
 func compareStrings(a, b string) int {
