@@ -70,6 +70,9 @@ type Bundle struct {
 	Deprecation string
 	// Channels are the package's channels that hold the bundle, sorted.
 	Channels []string
+	// LegacyDeprecated is true when the bundle has the olm.deprecated
+	// property, which OLM v0 never installs and OLM v1 ignores.
+	LegacyDeprecated bool
 	Source   model.Source
 
 	csvMeta *csvMetadata
@@ -89,6 +92,14 @@ func (c *Catalog) Packages() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// Bundle returns a bundle of a package by name, or nil.
+func (c *Catalog) Bundle(pkg, name string) *Bundle {
+	if p := c.packages[pkg]; p != nil {
+		return p.byName[name]
+	}
+	return nil
 }
 
 // Package returns a package, or nil.
@@ -183,6 +194,8 @@ func NewBundle(bd *declcfg.Bundle) *Bundle {
 			if json.Unmarshal(p.Value, &v) == nil {
 				b.Version, b.Release = v.Version, v.Release
 			}
+		case property.TypeDeprecated:
+			b.LegacyDeprecated = true
 		case property.TypePackageRequired, property.TypeGVKRequired, property.TypeConstraint:
 			if !slices.Contains(b.Dependencies, p.Type) {
 				b.Dependencies = append(b.Dependencies, p.Type)

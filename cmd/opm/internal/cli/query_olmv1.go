@@ -199,7 +199,11 @@ func runUpdatesOLM(cmd *cobra.Command, s Streams, g *globalOptions, cacheDir str
 	if v0err != nil {
 		both.V0Error = v0err.Error()
 	}
-	both.Differences = updatesDifferences(both, channels)
+	nch := 0
+	if mp := loaded.Models[0][pkg]; mp != nil {
+		nch = len(mp.Channels)
+	}
+	both.Differences = updatesDifferences(both, channels, nch, r)
 	if output == "json" {
 		return enc.Encode(both)
 	}
@@ -249,9 +253,9 @@ func writeDifferences(w io.Writer, diffs []string) error {
 
 // updatesDifferences says where the two answers differ: the next bundle,
 // where the updates end, and the channels each follows.
-func updatesDifferences(b updatesBoth, channels []string) []string {
+func updatesDifferences(b updatesBoth, channels []string, nch int, r *olmv1.Resolver) []string {
 	var out []string
-	if len(channels) == 0 && b.V0 != nil {
+	if len(channels) == 0 && b.V0 != nil && nch > 1 {
 		out = append(out, fmt.Sprintf("channels: OLM v0 follows the default channel %s; a ClusterExtension without channels takes bundles from every channel", b.V0.Channel))
 	}
 	v0next, v0end := "", ""
@@ -292,14 +296,34 @@ func updatesDifferences(b updatesBoth, channels []string) []string {
 	if b.V0Error == "" && b.V1 != nil && b.V1.Resolved && v0end != v1end {
 		out = append(out, fmt.Sprintf("in the end: OLM v0 reaches %s, OLM v1 %s", v0end, v1end))
 	}
-	if b.V0 != nil && b.V1 != nil && b.V1.Bundle != nil {
-		for _, st := range b.V0.Path {
-			if st.To.OLMDeprecated && st.To.Name == b.V1.Bundle.Name {
-				out = append(out, fmt.Sprintf("%s has the olm.deprecated property: OLM v0 never installs it, OLM v1 ignores the property", st.To.Name))
-			}
+	if len(out) > 0 && b.V1 != nil {
+		out = append(out, deprecationNotes(r, b.V1.Spec.Package, v0next, v0end, v1next, v1end)...)
+	}
+	return out
+}
+
+// deprecationNotes explains the two kinds of deprecation that OLM v0 and
+// v1 read differently, for the bundles either answer names.
+func deprecationNotes(r *olmv1.Resolver, pkg string, names ...string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, n := range names {
+		if n == "" || seen[n] {
+			continue
 		}
-		if b.V1.Bundle.Deprecated && b.V1.Resolved {
-			out = append(out, fmt.Sprintf("%s is deprecated (olm.deprecations): OLM v1 takes it only because no candidate is not deprecated; OLM v0 does not look at olm.deprecations", b.V1.Bundle.Name))
+		seen[n] = true
+		for _, c := range r.Catalogs() {
+			b := c.Bundle(pkg, n)
+			if b == nil {
+				continue
+			}
+			if b.LegacyDeprecated {
+				out = append(out, fmt.Sprintf("%s has the olm.deprecated property: OLM v0 never installs it; OLM v1 ignores the property", n))
+			}
+			if b.Deprecated() {
+				out = append(out, fmt.Sprintf("%s is deprecated by olm.deprecations: OLM v1 prefers any bundle that is not; OLM v0 only reports it", n))
+			}
+			break
 		}
 	}
 	return out
@@ -374,7 +398,7 @@ func runInstallOLM(cmd *cobra.Command, s Streams, g *globalOptions, cacheDir str
 	if err != nil {
 		return &ExitError{Code: 2, Err: err}
 	}
-	both := installBoth{V0: v0, V1: a, Differences: installDifferences(v0, a)}
+	both := installBoth{V0: v0, V1: a, Differences: installDifferences(v0, a, r)}
 	if output == "json" {
 		return enc.Encode(both)
 	}
@@ -391,7 +415,7 @@ func runInstallOLM(cmd *cobra.Command, s Streams, g *globalOptions, cacheDir str
 
 // installDifferences says where a new Subscription and a new
 // ClusterExtension differ.
-func installDifferences(v0 *install.Answer, v1 *olmv1.Answer) []string {
+func installDifferences(v0 *install.Answer, v1 *olmv1.Answer, r *olmv1.Resolver) []string {
 	var out []string
 	v0b := ""
 	if v0.Status == install.Installable && len(v0.Installs) > 0 {
@@ -416,7 +440,10 @@ func installDifferences(v0 *install.Answer, v1 *olmv1.Answer) []string {
 		}
 		out = append(out, fmt.Sprintf("OLM v1 installs %s; OLM v0 cannot: %s", v1b, why))
 	case v0b != "" && v0b != v1b:
-		out = append(out, fmt.Sprintf("OLM v0 installs %s (the channel head), OLM v1 %s (the highest version)", v0b, v1b))
+		out = append(out, fmt.Sprintf("OLM v0 installs %s (the channel head), OLM v1 %s (the highest version it prefers)", v0b, v1b))
+	}
+	if len(out) > 0 {
+		out = append(out, deprecationNotes(r, v1.Spec.Package, v0b, v1b)...)
 	}
 	if v0b != "" && len(v0.Installs) > 1 {
 		out = append(out, fmt.Sprintf("OLM v0 installs %d dependencies too; OLM v1 installs no dependency and refuses a bundle that declares one", len(v0.Installs)-1))
