@@ -60,7 +60,7 @@ func crd(name string, preserve bool) string {
 	return fmt.Sprintf(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":%q},"spec":{"preserveUnknownFields":%v}}`, name, preserve)
 }
 
-func object(kind, name string) string {
+func yamlObject(kind, name string) string {
 	return fmt.Sprintf("apiVersion: v1\nkind: %s\nmetadata:\n  name: %s\n", kind, name)
 }
 
@@ -96,7 +96,7 @@ func TestCheck(t *testing.T) {
 		cfg       Config
 		want      []string
 	}{
-		{name: "a plain bundle installs", manifests: []string{csv{deployments: []string{"d"}, owned: []string{"a.crd"}}.manifest(), crd("a.crd", false), object("Service", "s")}},
+		{name: "a plain bundle installs", manifests: []string{csv{deployments: []string{"d"}, owned: []string{"a.crd"}}.manifest(), crd("a.crd", false), yamlObject("Service", "s")}},
 		{name: "duplicate deployment names, sorted", manifests: []string{csv{deployments: []string{"test-deployment-b", "test-deployment-a", "test-deployment-b", "test-deployment-a"}}.manifest()},
 			want: []string{"cluster service version contains duplicate strategy deployment spec 'test-deployment-a'", "cluster service version contains duplicate strategy deployment spec 'test-deployment-b'"}},
 		{name: "deployment names not DNS-1123, sorted", manifests: []string{csv{deployments: []string{long, "-bad-name"}}.manifest()},
@@ -140,7 +140,7 @@ func TestCheck(t *testing.T) {
 				`webhook "webhook-b" contains forbidden rule: admission webhook rules cannot reference resource "MutatingWebhookConfiguration" for API group "admissionregistration.k8s.io"`,
 				`webhook "webhook-b" contains forbidden rule: admission webhook rules cannot reference resource "validatingwebhookconfigurations" for API group "admissionregistration.k8s.io"`,
 				`webhook "webhook-b" contains forbidden rule: admission webhook rules cannot reference resource "*" for API group "admissionregistration.k8s.io"`}},
-		{name: "unsupported object kinds", manifests: []string{csv{}.manifest(), object("Deployment", "dep"), object("ConfigMap", "cm"), object("Namespace", "ns")},
+		{name: "unsupported object kinds", manifests: []string{csv{}.manifest(), yamlObject("Deployment", "dep"), yamlObject("ConfigMap", "cm"), yamlObject("Namespace", "ns")},
 			want: []string{`unsupported resource "dep" with kind "Deployment"`, `unsupported resource "ns" with kind "Namespace"`}},
 		{name: "conversion CRD that preserves unknown fields", manifests: []string{csv{deployments: []string{"d"}, owned: []string{"a"}, webhooks: []Webhook{conv("w", "a")}}.manifest(), crd("a", true)},
 			want: []string{"custom resource definition 'a' must have .spec.preserveUnknownFields set to false to let API Server call webhook to do the conversion"}},
@@ -254,5 +254,25 @@ func TestResolveRefusesDependencies(t *testing.T) {
 	}
 	if a.Installable == nil || a.Installable.Status != NotInstallable || len(a.Installable.Reasons) != 2 {
 		t.Errorf("installable: %+v", a.Installable)
+	}
+}
+
+// TestManifestDecode: only a CSV's and a CRD's spec must decode; another
+// object's spec may hold anything; a manifest that is no object is
+// reported.
+func TestManifestDecode(t *testing.T) {
+	var m Manifest
+	m.AddObject([]byte(`{"kind":"Service","metadata":{"name":"s"},"spec":{"install":"anything","installModes":7}}`))
+	m.AddObject([]byte(`{"kind":"ClusterServiceVersion","metadata":{"name":"c"},"spec":{"installModes":"AllNamespaces"}}`))
+	m.AddObject([]byte("- a list\n"))
+	m.AddObject([]byte("kind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: b\n"))
+	if want := []Object{{"Service", "s"}, {"ConfigMap", "cm"}}; !slices.Equal(m.Others, want) {
+		t.Errorf("others %v, want %v", m.Others, want)
+	}
+	if m.CSV || len(m.Errors) != 2 || !strings.Contains(m.Errors[0], `manifest "c" (ClusterServiceVersion) does not decode`) {
+		t.Errorf("csv %v, errors %q", m.CSV, m.Errors)
+	}
+	if in := Check(&Bundle{Name: "b", Package: "p", Manifest: &m}, Config{}); in.Status != NotInstallable || !slices.Contains(in.Reasons, `no ClusterServiceVersion found in "manifests"`) {
+		t.Errorf("check: %+v", in)
 	}
 }

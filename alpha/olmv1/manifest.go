@@ -75,15 +75,16 @@ const (
 	MultiNamespace  = "MultiNamespace"
 )
 
-type objectHead struct {
+// object is what the checks read of any manifest, decoded in one pass:
+// the kind and name, and the spec fields of a CSV and of a CRD (their
+// names do not overlap).
+type object struct {
 	Kind     string `json:"kind"`
 	Metadata struct {
 		Name string `json:"name"`
 	} `json:"metadata"`
-}
-
-type csvSpec struct {
 	Spec struct {
+		// ClusterServiceVersion
 		Install struct {
 			Spec struct {
 				Deployments []struct {
@@ -97,15 +98,11 @@ type csvSpec struct {
 			} `json:"owned"`
 		} `json:"customresourcedefinitions"`
 		APIServices struct {
-			Owned []json.RawMessage `json:"owned"`
+			Owned []struct{} `json:"owned"`
 		} `json:"apiservicedefinitions"`
 		Webhooks     []Webhook     `json:"webhookdefinitions"`
 		InstallModes []InstallMode `json:"installModes"`
-	} `json:"spec"`
-}
-
-type crdSpec struct {
-	Spec struct {
+		// CustomResourceDefinition
 		PreserveUnknownFields bool `json:"preserveUnknownFields"`
 	} `json:"spec"`
 }
@@ -119,39 +116,42 @@ func (m *Manifest) AddObject(data []byte) {
 		m.Errors = append(m.Errors, fmt.Sprintf("a manifest is neither JSON nor YAML: %v", err))
 		return
 	}
-	var h objectHead
-	if err := json.Unmarshal(js, &h); err != nil {
-		m.Errors = append(m.Errors, fmt.Sprintf("a manifest is not an object: %v", err))
-		return
-	}
-	switch h.Kind {
-	case "ClusterServiceVersion":
-		var c csvSpec
-		if err := json.Unmarshal(js, &c); err != nil {
-			m.Errors = append(m.Errors, fmt.Sprintf("ClusterServiceVersion %q: %v", h.Metadata.Name, err))
+	var o object
+	if err := json.Unmarshal(js, &o); err != nil {
+		// Only a CSV's and a CRD's spec must decode; of another object,
+		// whose spec may hold anything, the kind and name are enough.
+		var h struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		}
+		if json.Unmarshal(js, &h) != nil || h.Kind == "ClusterServiceVersion" || h.Kind == "CustomResourceDefinition" {
+			m.Errors = append(m.Errors, fmt.Sprintf("manifest %q (%s) does not decode: %v", h.Metadata.Name, h.Kind, err))
 			return
 		}
-		m.CSV, m.CSVName = true, h.Metadata.Name
-		m.InstallMode = c.Spec.InstallModes
+		m.Others = append(m.Others, Object{Kind: h.Kind, Name: h.Metadata.Name})
+		return
+	}
+	switch o.Kind {
+	case "ClusterServiceVersion":
+		c := &o.Spec
+		m.CSV, m.CSVName = true, o.Metadata.Name
+		m.InstallMode = c.InstallModes
 		m.Deployments = m.Deployments[:0]
-		for _, d := range c.Spec.Install.Spec.Deployments {
+		for _, d := range c.Install.Spec.Deployments {
 			m.Deployments = append(m.Deployments, d.Name)
 		}
 		m.OwnedCRDs = m.OwnedCRDs[:0]
-		for _, d := range c.Spec.CRDs.Owned {
+		for _, d := range c.CRDs.Owned {
 			m.OwnedCRDs = append(m.OwnedCRDs, d.Name)
 		}
-		m.OwnedAPIServices = len(c.Spec.APIServices.Owned)
-		m.Webhooks = c.Spec.Webhooks
+		m.OwnedAPIServices = len(c.APIServices.Owned)
+		m.Webhooks = c.Webhooks
 	case "CustomResourceDefinition":
-		var c crdSpec
-		if err := json.Unmarshal(js, &c); err != nil {
-			m.Errors = append(m.Errors, fmt.Sprintf("CustomResourceDefinition %q: %v", h.Metadata.Name, err))
-			return
-		}
-		m.CRDs = append(m.CRDs, CRD{Name: h.Metadata.Name, PreserveUnknownFields: c.Spec.PreserveUnknownFields})
+		m.CRDs = append(m.CRDs, CRD{Name: o.Metadata.Name, PreserveUnknownFields: o.Spec.PreserveUnknownFields})
 	default:
-		m.Others = append(m.Others, Object{Kind: h.Kind, Name: h.Metadata.Name})
+		m.Others = append(m.Others, Object{Kind: o.Kind, Name: o.Metadata.Name})
 	}
 }
 
