@@ -8,6 +8,7 @@ import (
 	"github.com/fastopm/fastopm/alpha/declcfg"
 	"github.com/fastopm/fastopm/alpha/model"
 	"github.com/fastopm/fastopm/alpha/property"
+	"github.com/fastopm/fastopm/pkg/canonjson"
 )
 
 // NameLabel is the label catalogd sets on every ClusterCatalog: its name.
@@ -202,10 +203,7 @@ func NewBundle(bd *declcfg.Bundle) *Bundle {
 			}
 		case property.TypeCSVMetadata:
 			if b.csvMeta == nil {
-				var m csvMetadata
-				if json.Unmarshal(p.Value, &m) == nil {
-					b.csvMeta = &m
-				}
+				b.csvMeta = readCSVMetadata(p.Value)
 			}
 		}
 	}
@@ -218,6 +216,31 @@ func NewBundle(bd *declcfg.Bundle) *Bundle {
 		b.Manifest = ManifestOfProperties(bd.Properties)
 	}
 	return b
+}
+
+// readCSVMetadata reads the install modes and owned API services of an
+// olm.csv.metadata value (canonical JSON, as a blob's property values
+// are), skipping its descriptions; nil when it is not an object.
+func readCSVMetadata(v []byte) *csvMetadata {
+	if canonjson.Kind(v) != '{' {
+		return nil
+	}
+	m := &csvMetadata{}
+	canonjson.ForEachMember(v, func(k, val []byte) bool {
+		switch string(k) {
+		case "installModes":
+			_ = json.Unmarshal(val, &m.InstallModes)
+		case "apiServiceDefinitions":
+			canonjson.ForEachMember(val, func(k, val []byte) bool {
+				if string(k) == "owned" {
+					canonjson.ForEachElement(val, func([]byte) bool { m.ownedAPIServices++; return true })
+				}
+				return true
+			})
+		}
+		return true
+	})
+	return m
 }
 
 func hasObjectProperty(props []property.Property) bool {

@@ -84,7 +84,7 @@ func CheckWith(b *Bundle, m *Manifest, cfg Config) *Installability {
 		m = b.Manifest
 		out.Checked = "bundle objects"
 	case b.csvMeta != nil:
-		m = &Manifest{CSV: true, InstallMode: b.csvMeta.InstallModes, OwnedAPIServices: len(b.csvMeta.APIServices.Owned)}
+		m = &Manifest{CSV: true, InstallMode: b.csvMeta.InstallModes, OwnedAPIServices: b.csvMeta.ownedAPIServices}
 		out.Checked = "olm.csv.metadata only"
 	default:
 		out.Checked = "properties only"

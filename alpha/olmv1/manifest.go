@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/fastopm/fastopm/alpha/property"
+	"github.com/fastopm/fastopm/pkg/canonjson"
 )
 
 // Manifest is what OLM v1's checks read of a registry+v1 bundle's
@@ -75,84 +76,137 @@ const (
 	MultiNamespace  = "MultiNamespace"
 )
 
-// object is what the checks read of any manifest, decoded in one pass:
-// the kind and name, and the spec fields of a CSV and of a CRD (their
-// names do not overlap).
-type object struct {
-	Kind     string `json:"kind"`
-	Metadata struct {
-		Name string `json:"name"`
-	} `json:"metadata"`
-	Spec struct {
-		// ClusterServiceVersion
-		Install struct {
-			Spec struct {
-				Deployments []struct {
-					Name string `json:"name"`
-				} `json:"deployments"`
-			} `json:"spec"`
-		} `json:"install"`
-		CRDs struct {
-			Owned []struct {
-				Name string `json:"name"`
-			} `json:"owned"`
-		} `json:"customresourcedefinitions"`
-		APIServices struct {
-			Owned []struct{} `json:"owned"`
-		} `json:"apiservicedefinitions"`
-		Webhooks     []Webhook     `json:"webhookdefinitions"`
-		InstallModes []InstallMode `json:"installModes"`
-		// CustomResourceDefinition
-		PreserveUnknownFields bool `json:"preserveUnknownFields"`
-	} `json:"spec"`
-}
-
 // AddObject reads one manifest (JSON or YAML) into m. As
 // operator-controller reads a bundle, a second ClusterServiceVersion
-// replaces the first.
+// replaces the first. The manifest is made canonical (a fast check when it
+// already is, as catalogs write objects) and only the members the checks
+// read are decoded: a CRD's schema and a CSV's descriptions are skipped.
 func (m *Manifest) AddObject(data []byte) {
 	js, err := property.ManifestJSON(data)
 	if err != nil {
 		m.Errors = append(m.Errors, fmt.Sprintf("a manifest is neither JSON nor YAML: %v", err))
 		return
 	}
-	var o object
-	if err := json.Unmarshal(js, &o); err != nil {
-		// Only a CSV's and a CRD's spec must decode; of another object,
-		// whose spec may hold anything, the kind and name are enough.
-		var h struct {
-			Kind     string `json:"kind"`
-			Metadata struct {
-				Name string `json:"name"`
-			} `json:"metadata"`
-		}
-		if json.Unmarshal(js, &h) != nil || h.Kind == "ClusterServiceVersion" || h.Kind == "CustomResourceDefinition" {
-			m.Errors = append(m.Errors, fmt.Sprintf("manifest %q (%s) does not decode: %v", h.Metadata.Name, h.Kind, err))
-			return
-		}
-		m.Others = append(m.Others, Object{Kind: h.Kind, Name: h.Metadata.Name})
+	var c canonjson.Canonicalizer
+	canon, _, _, err := c.Value(js, 0)
+	if err != nil || canonjson.Kind(canon) != '{' {
+		m.Errors = append(m.Errors, fmt.Sprintf("a manifest is not an object: %v", err))
 		return
 	}
-	switch o.Kind {
+	var kind, name string
+	var spec []byte
+	canonjson.ForEachMember(canon, func(k, v []byte) bool {
+		switch string(k) {
+		case "kind":
+			kind, _ = canonjson.String(v)
+		case "metadata":
+			canonjson.ForEachMember(v, func(k, v []byte) bool {
+				if string(k) == "name" {
+					name, _ = canonjson.String(v)
+					return false
+				}
+				return true
+			})
+		case "spec":
+			spec = v
+		}
+		return true
+	})
+	switch kind {
 	case "ClusterServiceVersion":
-		c := &o.Spec
-		m.CSV, m.CSVName = true, o.Metadata.Name
-		m.InstallMode = c.InstallModes
-		m.Deployments = m.Deployments[:0]
-		for _, d := range c.Install.Spec.Deployments {
-			m.Deployments = append(m.Deployments, d.Name)
+		if err := m.addCSV(spec); err != nil {
+			m.Errors = append(m.Errors, fmt.Sprintf("manifest %q (ClusterServiceVersion) does not decode: %v", name, err))
+			return
 		}
-		m.OwnedCRDs = m.OwnedCRDs[:0]
-		for _, d := range c.CRDs.Owned {
-			m.OwnedCRDs = append(m.OwnedCRDs, d.Name)
-		}
-		m.OwnedAPIServices = len(c.APIServices.Owned)
-		m.Webhooks = c.Webhooks
+		m.CSV, m.CSVName = true, name
 	case "CustomResourceDefinition":
-		m.CRDs = append(m.CRDs, CRD{Name: o.Metadata.Name, PreserveUnknownFields: o.Spec.PreserveUnknownFields})
+		crd := CRD{Name: name}
+		canonjson.ForEachMember(spec, func(k, v []byte) bool {
+			if string(k) == "preserveUnknownFields" {
+				crd.PreserveUnknownFields = string(v) == "true"
+				return false
+			}
+			return true
+		})
+		m.CRDs = append(m.CRDs, crd)
 	default:
-		m.Others = append(m.Others, Object{Kind: o.Kind, Name: o.Metadata.Name})
+		m.Others = append(m.Others, Object{Kind: kind, Name: name})
 	}
+}
+
+// addCSV reads a CSV's spec: the install strategy's deployment names, the
+// owned CRDs and API services, the webhooks and the install modes.
+func (m *Manifest) addCSV(spec []byte) error {
+	var (
+		deployments, owned []string
+		apis               int
+		webhooks           []Webhook
+		modes              []InstallMode
+		err                error
+	)
+	names := func(arr []byte) []string {
+		var out []string
+		canonjson.ForEachElement(arr, func(e []byte) bool {
+			canonjson.ForEachMember(e, func(k, v []byte) bool {
+				if string(k) == "name" {
+					s, _ := canonjson.String(v)
+					out = append(out, s)
+					return false
+				}
+				return true
+			})
+			return true
+		})
+		return out
+	}
+	canonjson.ForEachMember(spec, func(k, v []byte) bool {
+		switch string(k) {
+		case "install":
+			canonjson.ForEachMember(v, func(k, v []byte) bool {
+				if string(k) == "spec" {
+					canonjson.ForEachMember(v, func(k, v []byte) bool {
+						if string(k) == "deployments" {
+							deployments = names(v)
+						}
+						return true
+					})
+				}
+				return true
+			})
+		case "customresourcedefinitions":
+			canonjson.ForEachMember(v, func(k, v []byte) bool {
+				if string(k) == "owned" {
+					owned = names(v)
+				}
+				return true
+			})
+		case "apiservicedefinitions":
+			canonjson.ForEachMember(v, func(k, v []byte) bool {
+				if string(k) == "owned" {
+					canonjson.ForEachElement(v, func([]byte) bool { apis++; return true })
+				}
+				return true
+			})
+		case "webhookdefinitions":
+			if canonjson.Kind(v) != 'n' {
+				if e := json.Unmarshal(v, &webhooks); e != nil {
+					err = e
+				}
+			}
+		case "installModes":
+			if canonjson.Kind(v) != 'n' {
+				if e := json.Unmarshal(v, &modes); e != nil {
+					err = e
+				}
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	m.InstallMode, m.Deployments, m.OwnedCRDs, m.OwnedAPIServices, m.Webhooks = modes, deployments, owned, apis, webhooks
+	return nil
 }
 
 // ManifestOfProperties reads the olm.bundle.object properties of a
@@ -184,8 +238,6 @@ func ManifestOfProperties(props []property.Property) *Manifest {
 
 // csvMetadata is what the checks read of an olm.csv.metadata property.
 type csvMetadata struct {
-	InstallModes []InstallMode `json:"installModes"`
-	APIServices  struct {
-		Owned []json.RawMessage `json:"owned"`
-	} `json:"apiServiceDefinitions"`
+	InstallModes     []InstallMode
+	ownedAPIServices int
 }
