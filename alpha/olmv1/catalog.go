@@ -74,7 +74,7 @@ type Bundle struct {
 	// LegacyDeprecated is true when the bundle has the olm.deprecated
 	// property, which OLM v0 never installs and OLM v1 ignores.
 	LegacyDeprecated bool
-	Source   model.Source
+	Source           model.Source
 
 	csvMeta *csvMetadata
 }
