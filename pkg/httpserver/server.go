@@ -7,7 +7,8 @@
 //     /catalogs/NAME/ prefix;
 //   - JSON answers for people and tools: the packages, one package, its
 //     upgrade graph as SVG, and the upgrade path of an installed bundle
-//     (alpha/updates), what OLM v0 installs (alpha/install) and what OLM v1
+//     (alpha/updates, each step with the changes of its CRDs OLM refuses:
+//     alpha/crdsafety), what OLM v0 installs (alpha/install) and what OLM v1
 //     resolves to and whether it installs (alpha/olmv1);
 //   - /healthz, /readyz and Prometheus /metrics;
 //   - a small web page (pkg/httpserver/ui).
