@@ -164,6 +164,13 @@ func main() {
 				if b.replaces != "" {
 					e["replaces"] = name(p.name, b.replaces)
 				}
+				if len(b.skips) > 0 {
+					var skips []string
+					for _, sk := range b.skips {
+						skips = append(skips, name(p.name, sk))
+					}
+					e["skips"] = skips
+				}
 				if b.skipRng != "" {
 					e["skipRange"] = b.skipRng
 				}
