@@ -122,8 +122,9 @@ func orDash(s string) string {
 }
 
 // WriteTable writes the report: one line per package and channel, the
-// bundle OLM v1 resolves to and whether it installs, and a summary of the
-// reasons.
+// bundle OLM v1 resolves to and whether it installs, every reason why not
+// (the first on the row, the others on lines of their own below it), and a
+// summary of the reasons.
 func (r *Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PACKAGE\tCHANNEL\tBUNDLE\tSTATUS\tWHY NOT")
@@ -135,11 +136,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 		why := ""
 		if len(row.Reasons) > 0 {
 			why = row.Reasons[0]
-			if len(row.Reasons) > 1 {
-				why += fmt.Sprintf(" (and %d more)", len(row.Reasons)-1)
-			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", row.Package, row.Channel, bundle, row.Status, why)
+		// Every further reason on a line of its own, under the first.
+		for _, more := range row.Reasons[min(1, len(row.Reasons)):] {
+			fmt.Fprintf(tw, "\t\t\t\t%s\n", more)
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
