@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
@@ -16,11 +18,30 @@ import (
 
 // Catalogs are catalogs loaded once for both OLMs: OLM v0's view
 // (alpha/install), OLM v1's (alpha/olmv1) and the upgrade-graph model of
-// each, in the order given.
+// each, in the order given. OLM v1's bundles read their manifests from
+// the catalogs' files when first asked for: Close the Catalogs after the
+// last question.
 type Catalogs struct {
 	V0     []*install.Catalog
 	V1     []*olmv1.Catalog
 	Models []model.Model
+
+	mu     sync.Mutex
+	closes []func() error
+}
+
+// Close releases the catalogs' files (an image's unpacked tree); OLM v1's
+// bundles whose manifests were not read cannot read them any more.
+func (c *Catalogs) Close() error {
+	c.mu.Lock()
+	closes := c.closes
+	c.closes = nil
+	c.mu.Unlock()
+	var errs []error
+	for _, f := range closes {
+		errs = append(errs, f())
+	}
+	return errors.Join(errs...)
 }
 
 // LoadCatalogs reads the catalogs in parallel, each in one pass feeding
@@ -38,6 +59,7 @@ func LoadCatalogs(ctx context.Context, sources SourceResolver, cats []InstallCat
 		})
 	}
 	if err := eg.Wait(); err != nil {
+		out.Close() //nolint:errcheck // the load's error is the one to report
 		return nil, err
 	}
 	return out, nil
@@ -49,7 +71,9 @@ func loadBothCatalog(ctx context.Context, sources SourceResolver, c InstallCatal
 		return err
 	}
 	if src.Close != nil {
-		defer src.Close()
+		out.mu.Lock()
+		out.closes = append(out.closes, src.Close)
+		out.mu.Unlock()
 	}
 	if src.FS == nil {
 		return fmt.Errorf("%s is not a catalog", c.Ref)
@@ -58,7 +82,7 @@ func loadBothCatalog(ctx context.Context, sources SourceResolver, c InstallCatal
 	col := olmv1.NewCollector()
 	err = declcfg.Walk(ctx, src.FS, func(blob *declcfg.Blob) error {
 		b.AddBlob(blob)
-		col.AddBlob(blob)
+		col.AddBlobAt(blob, rereadBlob(src.FS, blob))
 		return nil
 	}, declcfg.WithMaxFileSize(maxFileSize))
 	var walkErrs declcfg.Errors
@@ -72,6 +96,33 @@ func loadBothCatalog(ctx context.Context, sources SourceResolver, c InstallCatal
 	v1 := col.Catalog(c.Name, c.Priority, nil)
 	out.V0[i], out.V1[i], out.Models[i] = v0, v1, m
 	return nil
+}
+
+// rereadBlob reads a bundle blob's bytes again from fsys, by their
+// position in its file, when the blob is the file's bytes verbatim (nil
+// otherwise: a YAML document is decoded at once).
+func rereadBlob(fsys fs.FS, blob *declcfg.Blob) func() ([]byte, error) {
+	if blob.Schema != declcfg.SchemaBundle || !blob.Verbatim {
+		return nil
+	}
+	path, off, n := blob.Path, int64(blob.Offset), len(blob.JSON)
+	return func() ([]byte, error) {
+		f, err := fsys.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		buf := make([]byte, n)
+		if ra, ok := f.(io.ReaderAt); ok {
+			_, err = ra.ReadAt(buf, off)
+		} else if _, err = io.CopyN(io.Discard, f, off); err == nil {
+			_, err = io.ReadFull(f, buf)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return buf, nil
+	}
 }
 
 // BundleImageChecker checks bundles whose objects a catalog does not
@@ -129,8 +180,8 @@ func bundleImageManifest(ctx context.Context, sources SourceResolver, ref string
 	}
 	bd := &src.Config.Bundles[0]
 	nb := olmv1.NewBundle(bd)
-	if nb.Manifest == nil {
+	if !nb.HasObjects() {
 		return &olmv1.Manifest{}, nil
 	}
-	return nb.Manifest, nil
+	return nb.Manifest(), nil
 }

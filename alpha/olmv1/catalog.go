@@ -2,6 +2,7 @@ package olmv1
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"sync"
 
@@ -64,9 +65,6 @@ type Bundle struct {
 	// dependencies (olm.package.required, olm.gvk.required,
 	// olm.constraint), in the bundle's order, each once.
 	Dependencies []string
-	// Manifest is read from the bundle's olm.bundle.object properties; nil
-	// when the catalog carries none (then, perhaps, csvMeta).
-	Manifest *Manifest
 	// Deprecation is the bundle's olm.deprecations message, if any.
 	Deprecation string
 	// Channels are the package's channels that hold the bundle, sorted.
@@ -77,13 +75,48 @@ type Bundle struct {
 	Source           model.Source
 
 	csvMeta *csvMetadata
+	// objects: the catalog carries the bundle's manifests (olm.bundle.object
+	// properties, or the objects of a bundle rendered from an image).
+	objects bool
+	// manifest is read from them, at once (NewBundle) or when first asked
+	// for (reread, then set to nil).
+	manifest     *Manifest
+	manifestOnce sync.Once
+	reread       func() ([]byte, error)
 }
 
 // Deprecated reports whether olm.deprecations deprecates the bundle.
 func (b *Bundle) Deprecated() bool { return b.Deprecation != "" }
 
 // HasObjects reports whether the catalog carries the bundle's manifests.
-func (b *Bundle) HasObjects() bool { return b.Manifest != nil }
+func (b *Bundle) HasObjects() bool { return b.objects }
+
+// Manifest is what OLM v1's checks read of the bundle's manifests; nil
+// when the catalog carries none (HasObjects is false). A bundle collected
+// with a way to read its blob again (Collector.AddBlobAt) reads them now,
+// once; when the blob cannot be read again, the Manifest's Errors say so.
+func (b *Bundle) Manifest() *Manifest {
+	b.manifestOnce.Do(func() {
+		if b.reread == nil {
+			return
+		}
+		b.manifest = b.readManifest()
+		b.reread = nil
+	})
+	return b.manifest
+}
+
+func (b *Bundle) readManifest() *Manifest {
+	data, err := b.reread()
+	if err != nil {
+		return &Manifest{Errors: []string{fmt.Sprintf("the bundle's blob cannot be read again: %v", err)}}
+	}
+	bd, err := declcfg.DecodeBundle(data)
+	if err != nil || bd.Name != b.Name || bd.Package != b.Package {
+		return &Manifest{Errors: []string{"the bundle's blob cannot be read again: the catalog changed while it was read"}}
+	}
+	return manifestOf(&bd)
+}
 
 // Packages returns the catalog's package names, sorted.
 func (c *Catalog) Packages() []string {
@@ -136,7 +169,13 @@ type Collector struct {
 func NewCollector() *Collector { return &Collector{packages: map[string]string{}} }
 
 // AddBlob keeps what OLM v1 reads of a blob.
-func (c *Collector) AddBlob(b *declcfg.Blob) {
+func (c *Collector) AddBlob(b *declcfg.Blob) { c.AddBlobAt(b, nil) }
+
+// AddBlobAt is AddBlob with a way to read the blob's bytes again later
+// (nil: none). A bundle's manifests are then read only when its
+// installability is first asked for (most bundles of a catalog never
+// are), not now.
+func (c *Collector) AddBlobAt(b *declcfg.Blob, reread func() ([]byte, error)) {
 	switch b.Schema {
 	case declcfg.SchemaPackage:
 		p, err := declcfg.DecodePackage(b.JSON)
@@ -160,7 +199,15 @@ func (c *Collector) AddBlob(b *declcfg.Blob) {
 		if err != nil {
 			return
 		}
-		bn := NewBundle(&bd)
+		var bn *Bundle
+		if reread != nil {
+			bn = newBundle(&bd)
+			if bn.objects {
+				bn.reread = reread
+			}
+		} else {
+			bn = NewBundle(&bd)
+		}
 		bn.Source = model.Source{Path: b.Path, Line: b.Line}
 		c.mu.Lock()
 		c.bundles = append(c.bundles, bn)
@@ -177,8 +224,18 @@ func (c *Collector) AddBlob(b *declcfg.Blob) {
 }
 
 // NewBundle reads what OLM v1 reads of a bundle blob (or of a bundle
-// rendered from an image); nothing of bd is kept.
+// rendered from an image), its manifests too; nothing of bd is kept.
 func NewBundle(bd *declcfg.Bundle) *Bundle {
+	b := newBundle(bd)
+	if b.objects {
+		b.manifest = manifestOf(bd)
+	}
+	return b
+}
+
+// newBundle is NewBundle but the manifests: objects says whether there
+// are some.
+func newBundle(bd *declcfg.Bundle) *Bundle {
 	b := &Bundle{Name: bd.Name, Package: bd.Package, Image: bd.Image}
 	seenPkg := false
 	for _, p := range bd.Properties {
@@ -207,15 +264,22 @@ func NewBundle(bd *declcfg.Bundle) *Bundle {
 			}
 		}
 	}
-	if len(bd.Objects) > 0 && !hasObjectProperty(bd.Properties) {
-		b.Manifest = &Manifest{}
-		for _, o := range bd.Objects {
-			b.Manifest.AddObject([]byte(o))
-		}
-	} else {
-		b.Manifest = ManifestOfProperties(bd.Properties)
-	}
+	b.objects = len(bd.Objects) > 0 || hasObjectProperty(bd.Properties)
 	return b
+}
+
+// manifestOf reads a bundle's manifests: its olm.bundle.object
+// properties, or its objects when it has none (a bundle rendered from an
+// image).
+func manifestOf(bd *declcfg.Bundle) *Manifest {
+	if len(bd.Objects) > 0 && !hasObjectProperty(bd.Properties) {
+		m := &Manifest{}
+		for _, o := range bd.Objects {
+			m.AddObject([]byte(o))
+		}
+		return m
+	}
+	return ManifestOfProperties(bd.Properties)
 }
 
 // readCSVMetadata reads the install modes and owned API services of an

@@ -80,8 +80,8 @@ func CheckWith(b *Bundle, m *Manifest, cfg Config) *Installability {
 	switch {
 	case m != nil:
 		out.Checked = "bundle image"
-	case b.Manifest != nil:
-		m = b.Manifest
+	case b.HasObjects():
+		m = b.Manifest()
 		out.Checked = "bundle objects"
 	case b.csvMeta != nil:
 		m = &Manifest{CSV: true, InstallMode: b.csvMeta.InstallModes, OwnedAPIServices: b.csvMeta.ownedAPIServices}

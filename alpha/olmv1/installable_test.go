@@ -272,7 +272,59 @@ func TestManifestDecode(t *testing.T) {
 	if m.CSV || len(m.Errors) != 2 || !strings.Contains(m.Errors[0], `manifest "c" (ClusterServiceVersion) does not decode`) {
 		t.Errorf("csv %v, errors %q", m.CSV, m.Errors)
 	}
-	if in := Check(&Bundle{Name: "b", Package: "p", Manifest: &m}, Config{}); in.Status != NotInstallable || !slices.Contains(in.Reasons, `no ClusterServiceVersion found in "manifests"`) {
+	if in := Check(&Bundle{Name: "b", Package: "p", objects: true, manifest: &m}, Config{}); in.Status != NotInstallable || !slices.Contains(in.Reasons, `no ClusterServiceVersion found in "manifests"`) {
 		t.Errorf("check: %+v", in)
+	}
+}
+
+// TestManifestReadBack: a bundle collected with a way to read its blob
+// again reads its manifests only when its installability is first asked
+// for, once; one without objects never reads; a blob that changed in the
+// meantime is said to.
+func TestManifestReadBack(t *testing.T) {
+	blob := func(name string, manifests ...string) []byte {
+		b := declcfg.Bundle{Schema: declcfg.SchemaBundle, Name: name, Package: "op", Properties: []property.Property{pkgProp("op", "1.0.0")}}
+		for _, m := range manifests {
+			v, _ := json.Marshal(map[string]string{"data": base64.StdEncoding.EncodeToString([]byte(m))})
+			b.Properties = append(b.Properties, property.Property{Type: property.TypeBundleObject, Value: v})
+		}
+		js, err := json.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return js
+	}
+	own := blob("op.v1.0.0", csv{modes: []string{OwnNamespace}}.manifest())
+	plain := blob("op.v0.9.0")
+	reads := map[string]int{}
+	c := NewCollector()
+	for _, b := range []struct {
+		name string
+		js   []byte
+		back []byte // what reading the blob again gives
+	}{{"op.v1.0.0", own, own}, {"op.v0.9.0", plain, plain}, {"op.v0.8.0", blob("op.v0.8.0", csv{}.manifest()), own}} {
+		c.AddBlobAt(&declcfg.Blob{Meta: declcfg.Meta{Schema: declcfg.SchemaBundle, Package: "op", Name: b.name, JSON: b.js}}, func() ([]byte, error) {
+			reads[b.name]++
+			return b.back, nil
+		})
+	}
+	cat := c.Catalog("c", 0, nil)
+	if len(reads) != 0 {
+		t.Fatalf("manifests read while collecting: %v", reads)
+	}
+	for range 2 {
+		in := Check(cat.Bundle("op", "op.v1.0.0"), Config{})
+		if in.Status != NotInstallable || in.Checked != "bundle objects" || !slices.Contains(in.Reasons, "unsupported bundle: bundle does not support AllNamespaces install mode") {
+			t.Errorf("op.v1.0.0: %+v", in)
+		}
+		if in := Check(cat.Bundle("op", "op.v0.9.0"), Config{}); in.Status != Unknown || in.Checked != "properties only" {
+			t.Errorf("op.v0.9.0: %+v", in)
+		}
+	}
+	if in := Check(cat.Bundle("op", "op.v0.8.0"), Config{}); in.Status != NotInstallable || len(in.Reasons) == 0 || !strings.Contains(in.Reasons[0], "the catalog changed while it was read") {
+		t.Errorf("op.v0.8.0, changed: %+v", in)
+	}
+	if reads["op.v1.0.0"] != 1 || reads["op.v0.9.0"] != 0 || reads["op.v0.8.0"] != 1 {
+		t.Errorf("reads %v, want op.v1.0.0 and op.v0.8.0 once", reads)
 	}
 }

@@ -17,7 +17,8 @@ import (
 // ClusterExtension to, from this catalog alone, and whether it installs
 // (alpha/olmv1); /api/v1/olmv1/all answers it for every package and
 // channel. The catalog is read from the snapshot's lines when first asked
-// for, and kept; the report of /all is made once.
+// for, and kept (a bundle's manifests are read from its line when its
+// installability is first asked for); the report of /all is made once.
 
 type olmv1State struct {
 	once     sync.Once
@@ -58,8 +59,20 @@ func (s *Server) buildOLMv1(ctx context.Context) (*olmv1.Resolver, error) {
 			return nil, fmt.Errorf("read the catalog: %w", err)
 		}
 		schema, pkg, name := l.Meta(int(i))
-		c.AddBlob(&declcfg.Blob{Meta: declcfg.Meta{Schema: schema, Package: pkg, Name: name, JSON: bytes.TrimSuffix(buf, []byte("\n"))},
-			Path: "catalog.jsonl", Index: n, Line: int(i) + 1, Col: 1})
+		var reread func() ([]byte, error)
+		if schema == declcfg.SchemaBundle {
+			// A bundle's manifests are read when its installability is
+			// first asked for, from its line again.
+			reread = func() ([]byte, error) {
+				b := make([]byte, size)
+				if _, err := l.ReadAt(b, off); err != nil {
+					return nil, err
+				}
+				return bytes.TrimSuffix(b, []byte("\n")), nil
+			}
+		}
+		c.AddBlobAt(&declcfg.Blob{Meta: declcfg.Meta{Schema: schema, Package: pkg, Name: name, JSON: bytes.TrimSuffix(buf, []byte("\n"))},
+			Path: "catalog.jsonl", Index: n, Line: int(i) + 1, Col: 1}, reread)
 	}
 	return olmv1.NewResolver(olmv1.Options{}, c.Catalog(s.opts.CatalogName, 0, nil))
 }

@@ -89,6 +89,7 @@ func loadOLMCatalogs(ctx context.Context, g *globalOptions, cacheDir string, cat
 	}
 	r, err := olmv1.NewResolver(o.options(), loaded.V1...)
 	if err != nil {
+		loaded.Close() //nolint:errcheck // the resolver's error is the one to report
 		return nil, nil, nil, err
 	}
 	var check func(*olmv1.Bundle) *olmv1.Installability
@@ -155,6 +156,7 @@ func runUpdatesOLM(cmd *cobra.Command, s Streams, g *globalOptions, cacheDir str
 	if err != nil {
 		return err
 	}
+	defer loaded.Close() //nolint:errcheck // removal of an image's unpacked tree, after the last answer
 	spec := o.spec(pkg, channels)
 	var installed *olmv1.Installed
 	if from != "" {
@@ -345,6 +347,7 @@ func runInstallOLM(cmd *cobra.Command, s Streams, g *globalOptions, cacheDir str
 	if err != nil {
 		return &ExitError{Code: 2, Err: err}
 	}
+	defer loaded.Close() //nolint:errcheck // removal of an image's unpacked tree, after the last answer
 	enc := jsonEncoder(s.Out)
 	if all {
 		if sub.Catalog == "" {
