@@ -518,14 +518,15 @@ func writeAllBoth(s Streams, enc *json.Encoder, loaded *action.Catalogs, rep *ol
 		if r.Differ {
 			d = "yes"
 		}
-		why := ""
-		if len(r.V1Reasons) > 0 && r.V1Status != string(olmv1.Installable) {
-			why = r.V1Reasons[0]
-			if len(r.V1Reasons) > 1 {
-				why += fmt.Sprintf(" (and %d more)", len(r.V1Reasons)-1)
-			}
+		var why []string
+		if r.V1Status != string(olmv1.Installable) {
+			why = r.V1Reasons
 		}
-		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Package, r.Channel, v0, v1, d, why)
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Package, r.Channel, v0, v1, d, strings.Join(why[:min(1, len(why))], ""))
+		// Every further reason on a line of its own, under the first.
+		for _, more := range why[min(1, len(why)):] {
+			fmt.Fprintf(&b, "\t\t\t\t\t%s\n", more)
+		}
 	}
 	if err := writeTabbed(s.Out, b.String()); err != nil {
 		return err

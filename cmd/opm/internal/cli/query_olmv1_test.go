@@ -89,6 +89,16 @@ func TestQueryOLMBoth(t *testing.T) {
 		t.Errorf("differ on\n  %s\nwant\n  %s", strings.Join(differ, "\n  "), strings.Join(want, "\n  "))
 	}
 
+	// The table gives every reason: webhooks' second under its first.
+	code, out, errOut = run(t, "alpha", "query", "install", olmv1Catalog(), "--all", "--olm", "both")
+	lines := strings.Split(out, "\n")
+	i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "webhooks ") })
+	if code != 0 || i < 0 || i+1 >= len(lines) || !strings.Contains(lines[i], "conversion webhooks are only supported") ||
+		strings.TrimSpace(lines[i+1]) != `webhook "vgadget.webhooks.example.com" contains forbidden rule: admission webhook rules cannot reference API group "*"` ||
+		!strings.Contains(out, "\n11 channels: OLM v0 and v1 differ on 7\n") {
+		t.Errorf("exit %d, table:\n%s%s", code, out, errOut)
+	}
+
 	for _, tc := range []struct {
 		pkg, from   string
 		v0, v1      string // the end of each path
