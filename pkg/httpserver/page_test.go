@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -88,6 +89,15 @@ func TestPage(t *testing.T) {
 	getJSONInto(t, ts.URL+"/api/v1/updates?"+url.Values{"package": {"etcd"}, "from": {"0.9.0"}}.Encode(), &upd)
 	if upd.Next.To.Name == "" || len(upd.Path) == 0 {
 		t.Fatalf("no upgrade path from etcd 0.9.0: %+v", upd)
+	}
+
+	// OLM v1's answer for etcd's default channel, the page's first choice.
+	var etcd struct{ DefaultChannel string }
+	getJSONInto(t, ts.URL+"/api/v1/packages/etcd", &etcd)
+	var v1 struct{ Bundle struct{ Name string } }
+	getJSONInto(t, ts.URL+"/api/v1/olmv1/resolve?"+url.Values{"package": {"etcd"}, "channel": {etcd.DefaultChannel}}.Encode(), &v1)
+	if v1.Bundle.Name == "" {
+		t.Fatalf("OLM v1 resolves etcd's channel %q to nothing", etcd.DefaultChannel)
 	}
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
@@ -218,6 +228,10 @@ func TestPage(t *testing.T) {
 		}
 		if n := eval(`document.querySelectorAll('#install-tree li').length`); n != float64(1) {
 			t.Errorf("%v bundles in the install tree, want 1", n)
+		}
+		wait(`document.querySelector('#install-olmv1') !== null`)
+		if got := text("#install-olmv1"); !regexp.MustCompile(`^OLM v1: a ClusterExtension gets ` + regexp.QuoteMeta(v1.Bundle.Name) + `[ ,;]`).MatchString(got) {
+			t.Errorf("OLM v1 line %q, the API resolves to %s", got, v1.Bundle.Name)
 		}
 
 		// Deprecations, and a package that does not exist.
