@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -106,13 +107,22 @@ func TestPage(t *testing.T) {
 		t.Fatalf("no upgrade path from etcd 0.9.0: %+v", upd)
 	}
 
+	// OLM v1's answer for etcd's default channel, the page's first choice.
+	var etcd struct{ DefaultChannel string }
+	getJSONInto(t, ts.URL+"/api/v1/packages/etcd", &etcd)
+	var v1 struct{ Bundle struct{ Name string } }
+	getJSONInto(t, ts.URL+"/api/v1/olmv1/resolve?"+url.Values{"package": {"etcd"}, "channel": {etcd.DefaultChannel}}.Encode(), &v1)
+	if v1.Bundle.Name == "" {
+		t.Fatalf("OLM v1 resolves etcd's channel %q to nothing", etcd.DefaultChannel)
+	}
+
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1280, 800))
 	actx, cancel := chromedp.NewExecAllocator(t.Context(), opts...)
 	defer cancel()
 	ctx, cancel := chromedp.NewContext(actx, chromedp.WithLogf(func(string, ...any) {}), chromedp.WithErrorf(func(string, ...any) {}))
 	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
+	ctx, cancel = context.WithTimeout(ctx, 5*time.Minute) // hang guards, here and in wait
 	defer cancel()
 
 	text := func(sel string) string {
@@ -133,7 +143,7 @@ func TestPage(t *testing.T) {
 	}
 	wait := func(expr string) {
 		t.Helper()
-		if _, err := chromedp.Run(ctx, chromedp.Poll[any](expr, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		if _, err := chromedp.Run(ctx, chromedp.Poll[any](expr, chromedp.WithPollingTimeout(2*time.Minute))); err != nil {
 			t.Fatalf("waiting for %s: %v", expr, err)
 		}
 	}
@@ -160,9 +170,10 @@ func TestPage(t *testing.T) {
 			t.Errorf("%s: deprecated tiles %v", base, got)
 		}
 
-		// Search, then open the package found.
+		// Search, then open the package found: wait for the list of the
+		// whole word, or the link clicked may be replaced.
 		do(chromedp.SendKeys("#search", "desched"))
-		wait(`document.querySelectorAll('#results li a').length === 1 && document.querySelector('#results-count').textContent.includes('matching')`)
+		wait(`document.querySelectorAll('#results li a').length === 1 && document.querySelector('#results-count').textContent.includes('matching \u201cdesched\u201d')`)
 		do(chromedp.Click("#results li a"))
 		wait(`document.querySelector('#package-name').textContent === 'cluster-kube-descheduler-operator'`)
 		if h := eval(`location.hash`); h != "#pkg=cluster-kube-descheduler-operator" {
@@ -226,8 +237,8 @@ func TestPage(t *testing.T) {
 		}
 
 		// What a new Subscription installs, on etcd: its head, shown
-		// as the package opened; asked again with the button. The OLM v1
-		// line is a place kept for it, hidden.
+		// as the package opened; asked again with the button; and the
+		// OLM v1 line under it.
 		for _, ask := range []bool{false, true} {
 			if ask {
 				eval(`document.querySelector('#install-result').replaceChildren(); true`)
@@ -241,8 +252,9 @@ func TestPage(t *testing.T) {
 				t.Errorf("%v bundles in the install tree, want 1", n)
 			}
 		}
-		if h := eval(`document.querySelector('#install-olmv1').hidden`); h != true {
-			t.Error("the OLM v1 line is shown, with nothing to say")
+		wait(`document.querySelector('#install-olmv1') !== null`)
+		if got := text("#install-olmv1"); !regexp.MustCompile(`^OLM v1: a ClusterExtension gets ` + regexp.QuoteMeta(v1.Bundle.Name) + `[ ,;]`).MatchString(got) {
+			t.Errorf("OLM v1 line %q, the API resolves to %s", got, v1.Bundle.Name)
 		}
 
 		// A step OLM refuses: cron.v1 -> cron.v2 changes its CRD's scope;

@@ -1031,7 +1031,6 @@
     const out = $("install-result");
     clear(out);
     const channel = $("install-channel").value;
-    showOLMv1(currentPkg, channel);
     const url = "api/v1/install?package=" + encodeURIComponent(currentPkg.name) +
       "&channel=" + encodeURIComponent(channel);
     const seq = ++instSeq;
@@ -1048,17 +1047,35 @@
     if (seq !== instSeq) return;
     clear(out);
     renderInstall(out, a);
+    askInstallOLMv1(out, seq);
   }
 
-  // showOLMv1 is the place of the package page's "OLM v1" line (issue 20
-  // §3): what a ClusterExtension of this package and channel resolves to
-  // under OLM v1, beside OLM v0's answer. The olmv1 branch fills
-  // #install-olmv1 here from api/v1/olmv1/resolve?package=P&channel=C (an
-  // API URL ui_test.go must then allow); until then the line stays hidden.
-  function showOLMv1(p, channel) {
-    const line = $("install-olmv1");
-    clear(line);
-    line.hidden = true;
+  // askInstallOLMv1 adds one line: what a ClusterExtension for the same
+  // channel resolves to, and whether OLM v1 can install it.
+  async function askInstallOLMv1(out, seq) {
+    const url = "api/v1/olmv1/resolve?package=" + encodeURIComponent(currentPkg.name) +
+      "&channel=" + encodeURIComponent($("install-channel").value);
+    let msg, cls = "error";
+    try {
+      const a = await getJSON(url);
+      const inst = a.installable || {};
+      if (!a.bundle) msg = "does not resolve: " + (a.error || "");
+      else if (inst.status === "installable") {
+        cls = "ok";
+        msg = "a ClusterExtension gets " + a.bundle.name + " and OLM v1 can install it.";
+      } else if (inst.status === "not installable") {
+        msg = "a ClusterExtension gets " + a.bundle.name + ", which OLM v1 cannot install: " + (inst.reasons || []).join("; ");
+      } else {
+        // Not known: not an error of the package (most catalogs carry no
+        // bundle objects).
+        cls = "muted";
+        msg = "a ClusterExtension gets " + a.bundle.name + "; whether OLM v1 can install it is unknown (the catalog carries no bundle objects).";
+      }
+    } catch (e) {
+      msg = e.message;
+    }
+    if (seq !== instSeq) return;
+    out.append(el("p", { id: "install-olmv1", class: cls }, "OLM v1: " + msg));
   }
 
   function installText(b) {
