@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fastopm/fastopm/alpha/action"
 	"github.com/fastopm/fastopm/alpha/olmv1"
 	"github.com/fastopm/fastopm/internal/imagetest"
 )
@@ -71,7 +72,7 @@ func TestQueryInstallOLMv1(t *testing.T) {
 func TestQueryOLMBoth(t *testing.T) {
 	code, out, errOut := run(t, "alpha", "query", "install", olmv1Catalog(), "--all", "--olm", "both", "-o", "json")
 	var all struct {
-		Rows []allBothRow `json:"rows"`
+		Rows []action.OLMInstallRow `json:"rows"`
 	}
 	if err := json.Unmarshal([]byte(out), &all); err != nil || code != 0 {
 		t.Fatalf("exit %d, %v: %s%s", code, err, out, errOut)
@@ -120,7 +121,7 @@ func TestQueryOLMBoth(t *testing.T) {
 		{"plain", "1.0.0", "plain.v1.1.0", "plain.v1.1.0", nil},
 	} {
 		code, out, errOut := run(t, "alpha", "query", "updates", olmv1Catalog(), "-p", tc.pkg, "--from", tc.from, "--olm", "both", "-o", "json")
-		var b updatesBoth
+		var b action.OLMUpdates
 		if err := json.Unmarshal([]byte(out), &b); err != nil || code != 0 {
 			t.Fatalf("%s: exit %d, %v: %s%s", tc.pkg, code, err, out, errOut)
 		}
@@ -178,7 +179,7 @@ func TestQueryUpdatesOLMv1(t *testing.T) {
 	} {
 		args := append([]string{"alpha", "query", "updates", olmv1Catalog(), "--olm", "v1", "-o", "json"}, tc.args...)
 		code, out, errOut := run(t, args...)
-		var a updatesV1
+		var a action.UpdatesV1
 		if err := json.Unmarshal([]byte(out), &a); err != nil || code != 0 {
 			t.Fatalf("%v: exit %d, %v: %s%s", tc.args, code, err, out, errOut)
 		}
