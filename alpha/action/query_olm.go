@@ -52,6 +52,10 @@ type OLMUpdates struct {
 	Catalog string `json:"-"`
 }
 
+// Neither says that neither OLM has an answer (both questions failed),
+// which is no agreement.
+func (u *OLMUpdates) Neither() bool { return u.V0 == nil && (u.V1 == nil || !u.V1.Resolved) }
+
 // UpdatesV1 is OLM v1's side of OLMUpdates alone.
 type UpdatesV1 struct {
 	*olmv1.Answer
@@ -69,6 +73,11 @@ type OLMInstall struct {
 	V0          *install.Answer `json:"v0"`
 	V1          *olmv1.Answer   `json:"v1"`
 	Differences []string        `json:"differences"`
+}
+
+// Neither says that neither OLM installs anything for the question.
+func (a *OLMInstall) Neither() bool {
+	return (a.V0 == nil || a.V0.Status != install.Installable) && !a.V1Installs()
 }
 
 // V1Installs says whether OLM v1 resolves to a bundle it can install (or
@@ -412,7 +421,7 @@ func installDifferences(v0 *install.Answer, v1 *olmv1.Answer, r *olmv1.Resolver)
 		}
 		out = append(out, fmt.Sprintf("OLM v1 installs %s; OLM v0 cannot: %s", v1b, why))
 	case v0b != "" && v0b != v1b:
-		out = append(out, fmt.Sprintf("OLM v0 installs %s (the channel head), OLM v1 %s (the highest version it prefers)", v0b, v1b))
+		out = append(out, fmt.Sprintf("OLM v0 installs %s, OLM v1 %s (the highest version it prefers)", v0b, v1b))
 	}
 	if len(out) > 0 {
 		out = append(out, deprecationNotes(r, v1.Spec.Package, v0b, v1b)...)

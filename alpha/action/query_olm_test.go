@@ -183,15 +183,15 @@ func TestQueryOLMInstall(t *testing.T) {
 	}{
 		{"plain", nil, "plain.v1.1.0", "plain.v1.1.0", nil},
 		{"rollback", nil, "rollback.v1.9.0", "rollback.v2.0.0", []string{
-			"OLM v0 installs rollback.v1.9.0 (the channel head), OLM v1 rollback.v2.0.0 (the highest version it prefers)"}},
+			"OLM v0 installs rollback.v1.9.0, OLM v1 rollback.v2.0.0 (the highest version it prefers)"}},
 		{"deprecated-head", nil, "deprecated-head.v1.1.0", "deprecated-head.v1.0.0", []string{
-			"OLM v0 installs deprecated-head.v1.1.0 (the channel head), OLM v1 deprecated-head.v1.0.0 (the highest version it prefers)",
+			"OLM v0 installs deprecated-head.v1.1.0, OLM v1 deprecated-head.v1.0.0 (the highest version it prefers)",
 			"deprecated-head.v1.1.0 is deprecated by olm.deprecations: OLM v1 prefers any bundle that is not; OLM v0 only reports it"}},
 		{"legacy-deprecated", nil, "legacy-deprecated.v1.0.0", "legacy-deprecated.v1.1.0", []string{
-			"OLM v0 installs legacy-deprecated.v1.0.0 (the channel head), OLM v1 legacy-deprecated.v1.1.0 (the highest version it prefers)",
+			"OLM v0 installs legacy-deprecated.v1.0.0, OLM v1 legacy-deprecated.v1.1.0 (the highest version it prefers)",
 			"legacy-deprecated.v1.1.0 has the olm.deprecated property: OLM v0 never installs it; OLM v1 ignores the property"}},
 		{"skipper", nil, "skipper.v1.2.0", "skipper.v2.0.0", []string{
-			"OLM v0 installs skipper.v1.2.0 (the channel head), OLM v1 skipper.v2.0.0 (the highest version it prefers)"}},
+			"OLM v0 installs skipper.v1.2.0, OLM v1 skipper.v2.0.0 (the highest version it prefers)"}},
 		{"skipper", []string{"fast"}, "skipper.v2.0.0", "skipper.v2.0.0", nil},
 		{"needs-certs", nil, "needs-certs.v1.0.0", "", []string{
 			`OLM v0 installs needs-certs.v1.0.0; OLM v1 cannot: validating bundle "needs-certs.v1.0.0": bundle "needs-certs.v1.0.0" has a dependency declared via property "olm.gvk.required" which is currently not supported`,

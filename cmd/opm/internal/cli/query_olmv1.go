@@ -143,7 +143,7 @@ func runUpdatesOLM(cmd *cobra.Command, s Streams, g *globalOptions, cacheDir str
 	if err := writeV1Path(s.Out, u.V1Path, u.V1End); err != nil {
 		return err
 	}
-	return writeDifferences(s.Out, u.Differences)
+	return writeDifferences(s.Out, u.Differences, u.Neither(), "answers")
 }
 
 func writeV1Path(w io.Writer, path []olmv1.Step, endErr string) error {
@@ -160,7 +160,13 @@ func writeV1Path(w io.Writer, path []olmv1.Step, endErr string) error {
 	return nil
 }
 
-func writeDifferences(w io.Writer, diffs []string) error {
+// writeDifferences lists where the two answers differ; where neither OLM
+// has an answer, it says so rather than that they agree.
+func writeDifferences(w io.Writer, diffs []string, neither bool, what string) error {
+	if len(diffs) == 0 && neither {
+		_, err := fmt.Fprintf(w, "\n== Neither OLM v0 nor OLM v1 %s\n", what)
+		return err
+	}
 	if len(diffs) == 0 {
 		_, err := fmt.Fprintln(w, "\n== OLM v0 and v1 agree")
 		return err
@@ -225,7 +231,7 @@ func runInstallOLM(cmd *cobra.Command, s Streams, g *globalOptions, cacheDir str
 	if err := a.V1.WriteText(s.Out); err != nil {
 		return err
 	}
-	return writeDifferences(s.Out, a.Differences)
+	return writeDifferences(s.Out, a.Differences, a.Neither(), "installs anything")
 }
 
 // writeAllBoth writes `query install --olm both --all` as a table.

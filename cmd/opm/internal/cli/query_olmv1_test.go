@@ -146,6 +146,22 @@ func TestQueryOLMBoth(t *testing.T) {
 			t.Errorf("text lacks %q:\n%s", want, text)
 		}
 	}
+	// Agreement, and questions neither OLM answers, which are no agreement.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"updates", "-p", "plain", "--from", "1.0.0"}, "\n== OLM v0 and v1 agree\n"},
+		{[]string{"updates", "-p", "plain", "-c", "nope", "--from", "1.0.0"}, "\n== Neither OLM v0 nor OLM v1 answers\n"},
+		{[]string{"install", "-p", "plain"}, "\n== OLM v0 and v1 agree\n"},
+		{[]string{"install", "-p", "plain", "-c", "nope"}, "\n== Neither OLM v0 nor OLM v1 installs anything\n"},
+	} {
+		args := append([]string{"alpha", "query", tc.args[0], olmv1Catalog()}, tc.args[1:]...)
+		_, text, errOut := run(t, append(args, "--olm", "both")...)
+		if !strings.HasSuffix(text, tc.want) {
+			t.Errorf("%v: the text does not end in %q:\n%s%s", tc.args, tc.want, text, errOut)
+		}
+	}
 }
 
 // TestQueryUpdatesOLMv1 follows OLM v1 from installed bundles, with the
