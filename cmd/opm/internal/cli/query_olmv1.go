@@ -128,7 +128,10 @@ func runUpdatesOLM(cmd *cobra.Command, s Streams, g *globalOptions, cacheDir str
 		return writeV1Path(s.Out, u.V1Path, u.V1End)
 	}
 	if output == "json" {
-		return enc.Encode(u)
+		if err := enc.Encode(u); err != nil {
+			return err
+		}
+		return neitherAnswers(u)
 	}
 	fmt.Fprintf(s.Out, "== OLM v0 (catalog %s)\n", u.Catalog)
 	if u.V0Error != "" {
@@ -143,7 +146,19 @@ func runUpdatesOLM(cmd *cobra.Command, s Streams, g *globalOptions, cacheDir str
 	if err := writeV1Path(s.Out, u.V1Path, u.V1End); err != nil {
 		return err
 	}
-	return writeDifferences(s.Out, u.Differences, u.Neither(), "answers")
+	if err := writeDifferences(s.Out, u.Differences, u.Neither(), "answers"); err != nil {
+		return err
+	}
+	return neitherAnswers(u)
+}
+
+// neitherAnswers exits 1 when neither OLM answers (OLM v0 alone exits 1
+// on a question it cannot answer: a package or channel not found).
+func neitherAnswers(u *action.OLMUpdates) error {
+	if u.Neither() {
+		return &ExitError{Code: 1}
+	}
+	return nil
 }
 
 func writeV1Path(w io.Writer, path []olmv1.Step, endErr string) error {
@@ -221,17 +236,26 @@ func runInstallOLM(cmd *cobra.Command, s Streams, g *globalOptions, cacheDir str
 		return nil
 	}
 	if output == "json" {
-		return enc.Encode(a)
+		err = enc.Encode(a)
+	} else {
+		fmt.Fprintln(s.Out, "== OLM v0")
+		if err := a.V0.WriteText(s.Out); err != nil {
+			return err
+		}
+		fmt.Fprintln(s.Out, "\n== OLM v1")
+		if err := a.V1.WriteText(s.Out); err != nil {
+			return err
+		}
+		err = writeDifferences(s.Out, a.Differences, a.Neither(), "installs anything")
 	}
-	fmt.Fprintln(s.Out, "== OLM v0")
-	if err := a.V0.WriteText(s.Out); err != nil {
+	if err != nil {
 		return err
 	}
-	fmt.Fprintln(s.Out, "\n== OLM v1")
-	if err := a.V1.WriteText(s.Out); err != nil {
-		return err
+	// As for one OLM: 0 only when both install it.
+	if a.V0 == nil || a.V0.Status != install.Installable || !a.V1Installs() {
+		return &ExitError{Code: 1}
 	}
-	return writeDifferences(s.Out, a.Differences, a.Neither(), "installs anything")
+	return nil
 }
 
 // writeAllBoth writes `query install --olm both --all` as a table.

@@ -147,19 +147,23 @@ func TestQueryOLMBoth(t *testing.T) {
 		}
 	}
 	// Agreement, and questions neither OLM answers, which are no agreement.
+	// install --olm both exits 0 only when both install; updates 1 when
+	// neither answers.
 	for _, tc := range []struct {
 		args []string
 		want string
+		code int
 	}{
-		{[]string{"updates", "-p", "plain", "--from", "1.0.0"}, "\n== OLM v0 and v1 agree\n"},
-		{[]string{"updates", "-p", "plain", "-c", "nope", "--from", "1.0.0"}, "\n== Neither OLM v0 nor OLM v1 answers\n"},
-		{[]string{"install", "-p", "plain"}, "\n== OLM v0 and v1 agree\n"},
-		{[]string{"install", "-p", "plain", "-c", "nope"}, "\n== Neither OLM v0 nor OLM v1 installs anything\n"},
+		{[]string{"updates", "-p", "plain", "--from", "1.0.0"}, "\n== OLM v0 and v1 agree\n", 0},
+		{[]string{"updates", "-p", "plain", "-c", "nope", "--from", "1.0.0"}, "\n== Neither OLM v0 nor OLM v1 answers\n", 1},
+		{[]string{"install", "-p", "plain"}, "\n== OLM v0 and v1 agree\n", 0},
+		{[]string{"install", "-p", "plain", "-c", "nope"}, "\n== Neither OLM v0 nor OLM v1 installs anything\n", 1},
+		{[]string{"install", "-p", "webhooks"}, "\n== Where OLM v0 and v1 differ\n", 1},
 	} {
 		args := append([]string{"alpha", "query", tc.args[0], olmv1Catalog()}, tc.args[1:]...)
-		_, text, errOut := run(t, append(args, "--olm", "both")...)
-		if !strings.HasSuffix(text, tc.want) {
-			t.Errorf("%v: the text does not end in %q:\n%s%s", tc.args, tc.want, text, errOut)
+		code, text, errOut := run(t, append(args, "--olm", "both")...)
+		if !strings.Contains(text, tc.want) || code != tc.code {
+			t.Errorf("%v: exit %d, want %d; the text lacks %q:\n%s%s", tc.args, code, tc.code, tc.want, text, errOut)
 		}
 	}
 }
