@@ -543,7 +543,7 @@ func newBrowser(t *testing.T, exe string, w, h int) *browser {
 	t.Cleanup(cancel)
 	ctx, cancel2 := chromedp.NewContext(actx, chromedp.WithLogf(func(string, ...any) {}), chromedp.WithErrorf(func(string, ...any) {}))
 	t.Cleanup(cancel2)
-	ctx, cancel3 := context.WithTimeout(ctx, 5*time.Minute) // a hang guard
+	ctx, cancel3 := context.WithTimeout(ctx, 15*time.Minute) // a hang guard
 	t.Cleanup(cancel3)
 	return &browser{t: t, ctx: ctx, cancel: cancel3}
 }
@@ -593,7 +593,7 @@ func (b *browser) text(sel string) string {
 // as a hang guard only.
 func (b *browser) wait(expr string) {
 	b.t.Helper()
-	if _, err := chromedp.Run(b.ctx, chromedp.Poll[any](expr, chromedp.WithPollingTimeout(time.Minute))); err != nil {
+	if _, err := chromedp.Run(b.ctx, chromedp.Poll[any](expr, chromedp.WithPollingTimeout(5*time.Minute))); err != nil {
 		state, _ := chromedp.Run(b.ctx, chromedp.Evaluate[string](`JSON.stringify({url: location.href, search: document.querySelector('#search').value, count: document.querySelector('#results-count').textContent, status: document.querySelector('#status').textContent, active: document.activeElement && (document.activeElement.id || document.activeElement.tagName)})`))
 		b.t.Fatalf("waiting for %s: %v; the page: %s", expr, err, state)
 	}
