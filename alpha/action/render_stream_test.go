@@ -1,0 +1,147 @@
+package action
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/fastopm/fastopm/alpha/declcfg"
+	"github.com/fastopm/fastopm/internal/imagetest"
+	"github.com/fastopm/fastopm/pkg/image"
+)
+
+// writeFiles writes files (slash path to content) under dir.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for p, content := range files {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+const (
+	zzOld = `{"schema":"olm.package","name":"zz","defaultChannel":"old"}`
+	zzNew = `{"schema":"olm.package","name":"zz","defaultChannel":"new"}` + "\n" +
+		`{"schema":"olm.channel","package":"zz","name":"new","entries":[{"name":"zz.v1"}]}`
+	yamlPkg = "schema: olm.package\nname: yy\n---\nschema: olm.channel\npackage: yy\nname: stable\nentries:\n  - name: yy.v1\n"
+)
+
+// A catalog image renders as the directory its layers compose, byte for
+// byte, although its files are parsed while it is extracted: files a later
+// layer replaces, removes or has ignored are parsed again or dropped.
+func TestRenderImageParsedWhileExtracted(t *testing.T) {
+	t.Parallel()
+	host := imagetest.Registry(t)
+	// The directory the image's layers compose.
+	final := t.TempDir()
+	if err := os.CopyFS(final, os.DirFS(exampleCatalog)); err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, final, map[string]string{
+		"zz/catalog.json":   zzNew,
+		"yy/catalog.yaml":   yamlPkg,
+		"notes.md":          "not a catalog",
+		".indexignore":      "notes.md\nREADME.md\n",
+		"spaced/index.json": "  {\"schema\": \"olm.package\",   \"name\": \"spaced\"}  \n",
+	})
+	for _, tc := range []struct {
+		name   string
+		layers []v1.Layer
+	}{
+		{"later layers change the catalog", []v1.Layer{
+			imagetest.LayerFromFiles(t, map[string]string{"bin/opm": strings.Repeat("x", 1<<20)}),
+			imagetest.LayerFromDir(t, exampleCatalog, "configs"),
+			imagetest.LayerFromFiles(t, map[string]string{
+				"configs/zz/catalog.json": zzOld, "configs/gone/catalog.json": `{"schema":"olm.package","name":"gone"}`,
+				"configs/notes.md": "not a catalog", "configs/yy/catalog.yaml": yamlPkg, "configs/.indexignore": "README.md\n",
+				"configs/spaced/index.json": "  {\"schema\": \"olm.package\",   \"name\": \"spaced\"}  \n",
+			}),
+			imagetest.LayerFromFiles(t, map[string]string{
+				"configs/zz/catalog.json": zzNew, "configs/.wh.gone": "", "configs/.indexignore": "notes.md\nREADME.md\n",
+				"tmp/cache/x": strings.Repeat("y", 1<<20),
+			}),
+		}},
+		{"one catalog layer", []v1.Layer{
+			imagetest.LayerFromFiles(t, map[string]string{"bin/opm": strings.Repeat("x", 1<<20)}),
+			imagetest.LayerFromDir(t, final, "configs"),
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ref := host + "/catalog/" + strings.ReplaceAll(tc.name, " ", "-") + ":v1"
+			imagetest.Push(t, ref, imagetest.Image(t, map[string]string{image.ConfigsLabel: "/configs"}, tc.layers...))
+			want, err := render(t, &Resolver{}, final)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tmp := t.TempDir()
+			got, err := render(t, &Resolver{ImageOptions: anonymous, TempDir: tmp}, ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Errorf("the image renders differently from its directory\n got: %.400s\nwant: %.400s", got, want)
+			}
+			assertEmptyDir(t, tmp)
+
+			// Every file the walk reads was parsed during the extraction.
+			res := &Resolver{ImageOptions: anonymous, TempDir: tmp, preparse: true}
+			src, err := res.Resolve(context.Background(), ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer src.Close()
+			if src.pre == nil {
+				t.Fatal("no files parsed during the extraction")
+			}
+			src.pre.src.fsys = src.FS
+			files, errs := declcfg.ListFiles(src.FS)
+			if len(errs) > 0 || len(files.Catalog) != 6 {
+				t.Fatalf("ListFiles: %v, %v", files.Catalog, errs)
+			}
+			for _, f := range files.Catalog {
+				if src.pre.lookup(f.Path) == nil {
+					t.Errorf("%s: not parsed during the extraction", f.Path)
+				}
+			}
+		})
+	}
+}
+
+// Problems of a catalog image are reported as those of its directory.
+func TestRenderImageParsedWhileExtractedErrors(t *testing.T) {
+	t.Parallel()
+	host := imagetest.Registry(t)
+	files := map[string]string{
+		"a/catalog.json": `{"schema":"olm.package","name":"a"}` + "\n" + `{"schema":"olm.bundle","package":"a","name":"a.v1","properties":[{"type":"olm.package"}]}`,
+		"b/catalog.json": `{"schema":"olm.package","name":"b"` + "\n",
+		"c/catalog.yaml": "schema: olm.package\nname: c\n---\n- not an object\n",
+		"d/empty.json":   "",
+	}
+	dir := t.TempDir()
+	writeFiles(t, dir, files)
+	layerFiles := map[string]string{"bin/opm": strings.Repeat("x", 1<<20)}
+	for p, c := range files {
+		layerFiles["configs/"+p] = c
+	}
+	ref := host + "/catalog/bad:v1"
+	imagetest.Push(t, ref, imagetest.Image(t, map[string]string{image.ConfigsLabel: "/configs"}, imagetest.LayerFromFiles(t, layerFiles)))
+	_, wantErr := render(t, &Resolver{}, dir)
+	if wantErr == nil {
+		t.Fatal("the directory renders without error")
+	}
+	_, err := render(t, &Resolver{ImageOptions: anonymous, TempDir: t.TempDir()}, ref)
+	want := strings.Replace(wantErr.Error(), dir, ref, 1)
+	if err == nil || err.Error() != want {
+		t.Errorf("error\n%v\nwant\n%v", err, want)
+	}
+}
