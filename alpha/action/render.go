@@ -83,6 +83,7 @@ type renderEntry struct {
 	path    string
 	off, n  int
 	spilled bool   // the canonical bytes are in src.spill at soff
+	encoded bool   // what src.spill holds at soff is the n bytes of the entry's output
 	soff    int64  // where, when spilled
 	data    []byte // the canonical bytes, when the scratch file failed
 	value   any    // typed value from an in-memory source, or nil
@@ -158,7 +159,7 @@ func (r Render) Run(ctx context.Context, w io.Writer) error {
 	if rr, ok := resolver.(*Resolver); ok && rr.Migrations == nil {
 		// Catalog images are parsed while they are extracted.
 		c := *rr
-		c.preparse, c.preparseMax = true, r.MaxFileSize
+		c.preparse = &preparseConfig{maxSize: r.MaxFileSize, format: format}
 		resolver = &c
 	}
 	var (
@@ -376,6 +377,14 @@ func collect(ctx context.Context, src *fileSource, pre *preparse, walk ...declcf
 
 // encode renders one entry in format f; buf is a reusable read buffer.
 func (e *renderEntry) encode(dst []byte, f declcfg.Format, buf *[]byte) ([]byte, error) {
+	if e.encoded {
+		n := len(dst)
+		dst = slices.Grow(dst, e.n)[:n+e.n]
+		if _, err := e.src.spill.ReadAt(dst[n:], e.soff); err != nil {
+			return dst[:n], fmt.Errorf("read back %s: %w", e.path, err)
+		}
+		return dst, nil
+	}
 	v := e.value
 	if v == nil {
 		data := e.data

@@ -24,17 +24,29 @@ import (
 // content (same path, same image.ContentID), and the walk parses the
 // others itself. The output is what the walk alone gives.
 
-// preparse holds the catalog files parsed during an extraction.
+// preparseConfig is what a preparse needs of the render.
+type preparseConfig struct {
+	maxSize int64          // the largest file read (0: the loader's default; < 0: no limit)
+	format  declcfg.Format // the output's
+}
+
+// preparse holds the catalog files parsed during an extraction. Their
+// blobs are checked, decoded and encoded in the output format at once
+// (render's phase two for them is a copy), the output kept in scratch
+// storage.
 type preparse struct {
 	src     *fileSource // the blobs' source; its fsys is set once the tree is complete
+	format  declcfg.Format
 	walk    []declcfg.WalkOption
 	maxSize int64
 
-	sem chan struct{} // bounds the parses running at once
-	wg  sync.WaitGroup
-
-	mu    sync.Mutex
-	files map[preKey]*preFile
+	mu      sync.Mutex
+	cond    *sync.Cond
+	queue   []image.StreamedFile
+	closed  bool
+	workers int
+	busy    sync.WaitGroup // files queued or being parsed
+	files   map[preKey]*preFile
 }
 
 type preKey struct {
@@ -45,62 +57,119 @@ type preKey struct {
 // preFile is what parsing one file gave.
 type preFile struct {
 	items              []declcfg.RenderItem // in the file's order
-	checks             declcfg.Errors       // the blobs' CheckBlob problems
+	checks             declcfg.Errors       // the blobs' problems
 	problems, warnings declcfg.Errors       // the parse's
 }
 
-// newPreparse returns a preparse reading files of at most maxSize bytes
-// (0: the loader's default; < 0: no limit).
-func newPreparse(maxSize int64) *preparse {
-	walk := []declcfg.WalkOption{declcfg.WithMaxFileSize(maxSize), declcfg.WithWarnings(func(*declcfg.Error) {})}
+func newPreparse(c preparseConfig) *preparse {
+	maxSize := c.maxSize
 	if maxSize == 0 {
 		maxSize = declcfg.DefaultMaxFileSize
 	}
-	return &preparse{
+	p := &preparse{
 		src:     &fileSource{spill: scratch.CreateOrMemory("", "opm-render-*"), files: map[string]fs.File{}, whole: map[string][]byte{}},
-		walk:    walk,
+		format:  c.format,
+		walk:    []declcfg.WalkOption{declcfg.WithMaxFileSize(c.maxSize), declcfg.WithWarnings(func(*declcfg.Error) {})},
 		maxSize: maxSize,
-		sem:     make(chan struct{}, runtime.GOMAXPROCS(0)),
 		files:   map[preKey]*preFile{},
 	}
+	p.cond = sync.NewCond(&p.mu)
+	return p
 }
 
-// add parses f in the background (image.WithFileStream's callback).
+// add queues f to be parsed (image.WithFileStream's callback): a worker
+// per core, started as files come.
 func (p *preparse) add(f image.StreamedFile) {
 	if p.maxSize >= 0 && f.Size > p.maxSize {
 		return // the walk reports it
 	}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		p.sem <- struct{}{}
-		defer func() { <-p.sem }()
-		buf := make([]byte, f.Size)
-		if _, err := f.Content.ReadAt(buf, 0); err != nil && int64(len(buf)) > 0 {
-			return // the walk reads it again and reports what is wrong
-		}
-		pf := &preFile{}
-		var err error
-		pf.problems, pf.warnings, err = declcfg.ParseFile(f.Path, buf, 0, func(b *declcfg.Blob) error {
-			it, problem := p.src.item(b)
-			if problem != nil {
-				pf.checks = append(pf.checks, problem)
-				return nil
-			}
-			pf.items = append(pf.items, it)
-			return nil
-		}, p.walk...)
-		if err != nil {
-			return
-		}
-		p.mu.Lock()
-		p.files[preKey{f.Path, f.ID}] = pf
-		p.mu.Unlock()
-	}()
+	p.busy.Add(1)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.queue = append(p.queue, f)
+	if p.workers < runtime.GOMAXPROCS(0) {
+		p.workers++
+		go p.work()
+	}
+	p.cond.Signal()
 }
 
-// wait waits for the parses under way.
-func (p *preparse) wait() { p.wg.Wait() }
+// work parses queued files until close.
+func (p *preparse) work() {
+	var (
+		buf, out []byte
+		pf       *preFile
+	)
+	fn := func(b *declcfg.Blob) error {
+		if it, ok := p.item(b, &out, &pf.checks); ok {
+			pf.items = append(pf.items, it)
+		}
+		return nil
+	}
+	for {
+		p.mu.Lock()
+		for len(p.queue) == 0 && !p.closed {
+			p.cond.Wait()
+		}
+		if len(p.queue) == 0 {
+			p.mu.Unlock()
+			return
+		}
+		f := p.queue[0]
+		p.queue = p.queue[1:]
+		p.mu.Unlock()
+
+		if int64(cap(buf)) < f.Size {
+			buf = make([]byte, f.Size)
+		}
+		data := buf[:f.Size]
+		pf = &preFile{}
+		_, err := f.Content.ReadAt(data, 0)
+		if err == nil || len(data) == 0 {
+			pf.problems, pf.warnings, err = declcfg.ParseFile(f.Path, data, 0, fn, p.walk...)
+			if err == nil {
+				p.mu.Lock()
+				p.files[preKey{f.Path, f.ID}] = pf
+				p.mu.Unlock()
+			}
+		}
+		// Otherwise the walk reads the file again and reports what is
+		// wrong.
+		p.busy.Done()
+	}
+}
+
+// item is the render item of b, encoded in the output format and kept in
+// the spill; a blob that fails to decode is a problem appended to checks
+// (no item), and one that fails to encode or spill is left to phase two,
+// which reports it.
+func (p *preparse) item(b *declcfg.Blob, out *[]byte, checks *declcfg.Errors) (declcfg.RenderItem, bool) {
+	v, err := declcfg.DecodeView(&b.Meta)
+	if err != nil {
+		*checks = append(*checks, &declcfg.Error{Path: b.Path, Line: b.Line, Col: b.Col, Err: err})
+		return declcfg.RenderItem{}, false
+	}
+	if bd, ok := v.(*declcfg.Bundle); ok {
+		declcfg.PrepareForRender(bd)
+	}
+	group := b.Package
+	if b.Schema == declcfg.SchemaPackage {
+		group = b.Name
+	}
+	enc, err := p.format.Append((*out)[:0], v)
+	*out = enc
+	if err == nil {
+		if off, err := p.src.spill.Append(enc); err == nil {
+			e := &renderEntry{src: p.src, path: b.Path, n: len(enc), schema: b.Schema, encoded: true, soff: off}
+			return declcfg.RenderItem{Schema: b.Schema, Group: group, Name: b.Name, Value: e}, true
+		}
+	}
+	it, problem := p.src.item(b)
+	return it, problem == nil
+}
+
+// wait waits for the files queued to be parsed.
+func (p *preparse) wait() { p.busy.Wait() }
 
 // lookup returns the early result for the file of the complete tree at
 // path, if it was parsed from the content the file holds.
@@ -118,8 +187,12 @@ func (p *preparse) lookup(path string) *preFile {
 	return p.files[preKey{path, id}]
 }
 
-// close releases the spilled blobs.
+// close stops the workers and releases the spilled blobs.
 func (p *preparse) close() {
 	p.wait()
+	p.mu.Lock()
+	p.closed = true
+	p.cond.Broadcast()
+	p.mu.Unlock()
 	p.src.spill.Close()
 }

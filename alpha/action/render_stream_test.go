@@ -1,6 +1,7 @@
 package action
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -79,22 +80,24 @@ func TestRenderImageParsedWhileExtracted(t *testing.T) {
 			t.Parallel()
 			ref := host + "/catalog/" + strings.ReplaceAll(tc.name, " ", "-") + ":v1"
 			imagetest.Push(t, ref, imagetest.Image(t, map[string]string{image.ConfigsLabel: "/configs"}, tc.layers...))
-			want, err := render(t, &Resolver{}, final)
-			if err != nil {
-				t.Fatal(err)
-			}
 			tmp := t.TempDir()
-			got, err := render(t, &Resolver{ImageOptions: anonymous, TempDir: tmp}, ref)
-			if err != nil {
-				t.Fatal(err)
+			for _, format := range []declcfg.Format{declcfg.FormatJSON, declcfg.FormatYAML} {
+				var want, got bytes.Buffer
+				if err := (Render{Refs: []string{final}, Format: format}).Run(context.Background(), &want); err != nil {
+					t.Fatal(err)
+				}
+				r := Render{Refs: []string{ref}, Format: format, Sources: &Resolver{ImageOptions: anonymous, TempDir: tmp}}
+				if err := r.Run(context.Background(), &got); err != nil {
+					t.Fatal(err)
+				}
+				if got.String() != want.String() {
+					t.Errorf("%s: the image renders differently from its directory\n got: %.400s\nwant: %.400s", format, got.String(), want.String())
+				}
+				assertEmptyDir(t, tmp)
 			}
-			if got != want {
-				t.Errorf("the image renders differently from its directory\n got: %.400s\nwant: %.400s", got, want)
-			}
-			assertEmptyDir(t, tmp)
 
 			// Every file the walk reads was parsed during the extraction.
-			res := &Resolver{ImageOptions: anonymous, TempDir: tmp, preparse: true}
+			res := &Resolver{ImageOptions: anonymous, TempDir: tmp, preparse: &preparseConfig{format: declcfg.FormatJSON}}
 			src, err := res.Resolve(context.Background(), ref)
 			if err != nil {
 				t.Fatal(err)

@@ -78,10 +78,9 @@ type Resolver struct {
 	// Finish writes the summary.
 	Progress *PullProgress
 
-	// preparse: catalog images are parsed while they are extracted, for
-	// Render (render_stream.go), with files of at most preparseMax bytes.
-	preparse    bool
-	preparseMax int64
+	// preparse, for Render: catalog images are parsed while they are
+	// extracted (render_stream.go).
+	preparse *preparseConfig
 }
 
 // Finish ends the status line of the images pulled and writes their
@@ -145,8 +144,8 @@ func (r *Resolver) resolveImage(ctx context.Context, ref string) (src *Source, e
 	}
 	opts := r.ImageOptions
 	var pre *preparse
-	if r.preparse && r.Migrations == nil {
-		pre = newPreparse(r.preparseMax)
+	if r.preparse != nil && r.Migrations == nil {
+		pre = newPreparse(*r.preparse)
 		opts = append(opts[:len(opts):len(opts)], image.WithFileStream(pre.add))
 	}
 	r.Progress.begin()
