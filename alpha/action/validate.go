@@ -26,6 +26,11 @@ type Validate struct {
 	// MaxFileSize is the largest catalog file read, in bytes (0: the
 	// loader's default, declcfg.DefaultMaxFileSize; < 0: no limit).
 	MaxFileSize int64
+	// Visit, when set, is given every blob too, so that a caller reads
+	// what else it needs of the catalog in the same pass. It is called
+	// from several goroutines at once; the blob is only valid during the
+	// call.
+	Visit func(*declcfg.Blob)
 }
 
 // ValidationResult is what Validate found.
@@ -90,6 +95,9 @@ func (v Validate) Run(ctx context.Context) (*ValidationResult, error) {
 			}
 		}
 		bld.AddBlob(b)
+		if v.Visit != nil {
+			v.Visit(b)
+		}
 		return nil
 	}, declcfg.WithMaxFileSize(v.MaxFileSize), declcfg.WithWarnings(func(w *declcfg.Error) {
 		mu.Lock()

@@ -39,6 +39,11 @@ func (r *Report) Counts() map[Status]int {
 // with everyBundle, for every bundle of each channel too (as the
 // subscription's starting bundle), the head first.
 func (r *Resolver) All(catalog string, everyBundle bool) (*Report, error) {
+	return r.allOf(catalog, everyBundle, nil)
+}
+
+// allOf is All over the packages for which keep (nil: all) reports true.
+func (r *Resolver) allOf(catalog string, everyBundle bool, keep func(pkg string) bool) (*Report, error) {
 	cat := r.Catalog(catalog)
 	if cat == nil {
 		return nil, fmt.Errorf("no catalog named %q", catalog)
@@ -48,6 +53,9 @@ func (r *Resolver) All(catalog string, everyBundle bool) (*Report, error) {
 		rep.Catalogs = append(rep.Catalogs, CatalogInfo{Name: c.Name, Priority: c.Priority})
 	}
 	for _, pkg := range cat.Packages() {
+		if keep != nil && !keep(pkg) {
+			continue
+		}
 		channels, _ := cat.Channels(pkg)
 		for _, ch := range channels {
 			subs := []Subscription{{Catalog: cat.Name, Package: pkg, Channel: ch}}
@@ -206,14 +214,33 @@ func Regressions(old, new *Report) []Regression {
 // channel, and every bundle as a starting bundle, that a new Subscription
 // can install from old and cannot from new (Regressions of two All
 // reports with every bundle).
+//
+// Only the questions whose answer the change can alter are asked: those
+// about a package whose bundles differ, or that may depend, directly or
+// through other packages, on one whose bundles differ (in either
+// version). The others visit the same bundles in both versions, so they
+// get the same answer; a catalog compared with itself asks nothing.
 func Uninstallable(old, new *Catalog) ([]Regression, error) {
-	var reps [2]*Report
+	changed := changedPackages(old, new)
+	if len(changed) == 0 {
+		return nil, nil
+	}
+	var rs [2]*Resolver
+	ask := map[string]bool{}
 	for i, c := range []*Catalog{old, new} {
 		r, err := NewResolver(c)
 		if err != nil {
 			return nil, err
 		}
-		if reps[i], err = r.All("", true); err != nil {
+		rs[i] = r
+		for p := range r.dependents(changed) {
+			ask[p] = true
+		}
+	}
+	var reps [2]*Report
+	for i, r := range rs {
+		var err error
+		if reps[i], err = r.allOf("", true, func(pkg string) bool { return ask[pkg] }); err != nil {
 			return nil, err
 		}
 	}

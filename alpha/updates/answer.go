@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/fastopm/fastopm/alpha/crdsafety"
 	"github.com/fastopm/fastopm/alpha/model"
 	"github.com/fastopm/fastopm/pkg/suggest"
 )
@@ -23,6 +24,10 @@ type Query struct {
 	Channel string
 	// From names the installed bundle: a bundle name or a version.
 	From string
+	// CRDs, when set, compares the CRDs of the two bundles of each step
+	// (alpha/crdsafety): a step OLM refuses. Run sets each step's CRDs,
+	// RunAll each summary's next step's.
+	CRDs func(pkg, from, to string) crdsafety.Result
 }
 
 // Summary is where OLM takes one installed bundle: its next step, the
@@ -86,6 +91,9 @@ type StepRef struct {
 	To     BundleRef   `json:"to"`
 	Edges  []string    `json:"edges"`
 	Others []BundleRef `json:"otherCandidates,omitempty"`
+	// CRDs are the incompatible changes of the step's CRDs, when the
+	// query compares them (Query.CRDs).
+	CRDs *crdsafety.Result `json:"crds,omitempty"`
 }
 
 func bundleRef(b *model.Bundle) BundleRef {
@@ -99,13 +107,19 @@ func bundleRef(b *model.Bundle) BundleRef {
 	return r
 }
 
-func stepRef(st Step) StepRef {
+// stepRef describes st, with the comparison of its bundles' CRDs when
+// crds is set.
+func stepRef(st Step, crds func(pkg, from, to string) crdsafety.Result) StepRef {
 	sr := StepRef{From: st.From.String(), To: bundleRef(st.To)}
 	for _, e := range st.Edges {
 		sr.Edges = append(sr.Edges, string(e))
 	}
 	for _, o := range st.Others {
 		sr.Others = append(sr.Others, bundleRef(o))
+	}
+	if crds != nil {
+		r := crds(st.To.Package.Name, st.From.Name, st.To.Name)
+		sr.CRDs = &r
 	}
 	return sr
 }
@@ -153,7 +167,7 @@ func (q Query) Run() (*Answer, error) {
 		return nil, err
 	}
 	for _, st := range steps {
-		a.Path = append(a.Path, stepRef(st))
+		a.Path = append(a.Path, stepRef(st, q.CRDs))
 	}
 	var end *model.Bundle
 	if len(steps) > 0 {
@@ -202,7 +216,7 @@ func (q Query) RunAll() ([]*Summary, error) {
 		a := newSummary(g, in)
 		o := w.Outcome(in)
 		if o.Next != nil {
-			sr := stepRef(*o.Next)
+			sr := stepRef(*o.Next, q.CRDs)
 			a.Next = &sr
 		}
 		a.finish(g, o.Steps, o.End, o.Loop)
@@ -342,8 +356,39 @@ func (a *Answer) WriteText(w io.Writer) error {
 	if a.Problem != "" {
 		fmt.Fprintf(&b, "problem: %s\n", a.Problem)
 	}
+	writeCRDs(&b, a.Path, true, true)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeCRDs lists the steps whose CRDs change incompatibly, each change on
+// a line, and with unknown, how many steps' CRDs could not be compared.
+// It writes the "crds:" heading when header is set and it has a line.
+func writeCRDs(b *strings.Builder, path []StepRef, unknown, header bool) {
+	var lines []string
+	n := 0
+	for _, st := range path {
+		switch {
+		case st.CRDs == nil:
+		case st.CRDs.Unknown != "":
+			n++
+		case len(st.CRDs.Changes) > 0:
+			lines = append(lines, fmt.Sprintf("  %s -> %s: %s", st.From, st.To.Name, st.CRDs.Summary()))
+			for _, c := range st.CRDs.Changes {
+				lines = append(lines, "    "+c.String())
+			}
+		}
+	}
+	if unknown && n > 0 {
+		lines = append(lines, fmt.Sprintf("  %d step(s) not compared: a bundle carries no objects (olm.bundle.object) or is not in the catalog", n))
+	}
+	if len(lines) > 0 {
+		if header {
+			b.WriteString("crds:\n")
+		}
+		b.WriteString(strings.Join(lines, "\n"))
+		b.WriteString("\n")
+	}
 }
 
 func describeBundle(r BundleRef) string {
@@ -400,5 +445,19 @@ func WriteTable(w io.Writer, as []*Summary) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", a.Installed.Name, a.Installed.Version, next, by, a.Steps, reach)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// The next steps whose CRDs change incompatibly, below the table.
+	var b strings.Builder
+	for _, a := range as {
+		if a.Next != nil {
+			writeCRDs(&b, []StepRef{*a.Next}, false, false)
+		}
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	_, err := io.WriteString(w, "crds:\n"+b.String())
+	return err
 }

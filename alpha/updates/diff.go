@@ -33,7 +33,8 @@ type Violation struct {
 	Bundle  string `json:"bundle,omitempty"`
 	// Rule is stranded, head-downgrade, channel-removed, package-removed,
 	// skipped-only-way, no-single-chain, no-installable-entry, or
-	// default-channel.
+	// default-channel; `opm alpha diff --check` adds crd-upgrade and
+	// uninstallable (alpha/action).
 	Rule    string `json:"rule"`
 	Message string `json:"message"`
 	// Warning marks findings that are reported but do not fail the check

@@ -113,6 +113,8 @@ type view struct {
 
 	svgMu sync.Mutex
 	svg   map[string][]byte // by channel ("" for every channel)
+
+	crds viewCRDs // read when an update is first asked for (crds.go)
 }
 
 // view returns the decoded package, or nil when the catalog has no such
@@ -496,7 +498,7 @@ func (s *Server) updates(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, r, http.StatusNotFound, "channel %q not found in package %q (its channels: %s)", channel, pkg, strings.Join(sortedKeys(p.Channels), ", "))
 		return
 	}
-	a, err := updates.Query{Model: v.model, Package: pkg, Channel: channel, From: from}.Run()
+	a, err := updates.Query{Model: v.model, Package: pkg, Channel: channel, From: from, CRDs: s.crds(v)}.Run()
 	if err != nil {
 		jsonError(w, r, http.StatusBadRequest, "%v", err)
 		return

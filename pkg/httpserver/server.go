@@ -7,7 +7,8 @@
 //     /catalogs/NAME/ prefix;
 //   - JSON answers for people and tools: the packages, one package, its
 //     upgrade graph as SVG, and the upgrade path of an installed bundle
-//     (alpha/updates);
+//     (alpha/updates, each step with the changes of its CRDs OLM refuses:
+//     alpha/crdsafety);
 //   - /healthz, /readyz and Prometheus /metrics;
 //   - a small web page (pkg/httpserver/ui).
 //

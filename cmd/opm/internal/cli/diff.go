@@ -7,10 +7,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/fastopm/fastopm/alpha/action"
-	"github.com/fastopm/fastopm/alpha/model"
 	"github.com/fastopm/fastopm/alpha/updates"
 )
 
@@ -41,11 +39,23 @@ one is broken:
   - no-single-chain, no-installable-entry: a channel of NEW that OLM cannot
     order, or whose every entry has the olm.deprecated property;
   - default-channel (a warning, not a failure): the default channel
-    changes.
+    changes;
+  - crd-upgrade: on an update OLM v0 takes in NEW that OLD did not take
+    (between the same two bundles, with the same images), a CRD change OLM
+    v1's CRD upgrade-safety preflight or OLM v0 refuses (a scope change, a
+    stored version removed, a field removed or newly required, an enum
+    narrowed, a default changed, ...); a warning for a change neither OLM
+    refuses (a served version removed). Only bundles whose catalog entries
+    carry their objects (olm.bundle.object) can be compared;
+  - uninstallable: a new Subscription to a channel, or starting at one of
+    its bundles, that OLM v0's resolver installs from OLD (the catalog its
+    only CatalogSource) and cannot install from NEW, a dependency's
+    provider gone, say (as in "opm alpha query install"); one that could
+    not be installed from OLD either is not reported.
 The violations come first, then the warnings, then "N violations, M
 warnings". Bundles that were already stranded in OLD are warnings; for a
-package the change does not touch, they fold into one line (-o json lists
-each).
+package the change does not touch, they fold into one line, and so do the
+uninstallable subscriptions of a channel (-o json lists each).
 
 Exit codes: 0 when the check passes (or without --check), 1 when it finds a
 violation, 2 when a catalog cannot be read or is invalid.`,
@@ -58,32 +68,14 @@ violation, 2 when a catalog cannot be read or is invalid.`,
 			}
 			res := &action.Resolver{ImageOptions: g.imageOptions(cacheDir), MaxFileSize: g.maxFileSize.limit(),
 				Allowed: action.RefCatalogDir | action.RefCatalogImage}
-			var models [2]model.Model
-			var eg errgroup.Group
-			for i, ref := range args {
-				eg.Go(func() error {
-					m, err := action.LoadModel(cmd.Context(), res, ref, g.maxFileSize.limit())
-					if err != nil {
-						return fmt.Errorf("%s: %w", ref, err)
-					}
-					models[i] = m
-					return nil
-				})
-			}
-			if err := eg.Wait(); err != nil {
+			r, err := action.DiffCatalogs{Sources: res, Old: args[0], New: args[1], MaxFileSize: g.maxFileSize.limit(), Check: check}.Run(cmd.Context())
+			if err != nil {
 				return &ExitError{Code: 2, Err: err}
 			}
-			rep := diffReport{Old: args[0], New: args[1], Changes: updates.Diff(models[0], models[1])}
+			rep := diffReport{Old: args[0], New: args[1], Changes: r.Changes, Violations: r.Violations}
 			if rep.Changes == nil {
 				rep.Changes = []updates.Change{}
 			}
-			if check {
-				rep.Violations = updates.Check(models[0], models[1])
-				if rep.Violations == nil {
-					rep.Violations = []updates.Violation{}
-				}
-			}
-			var err error
 			switch output {
 			case "json":
 				enc := json.NewEncoder(s.Out)
@@ -209,9 +201,10 @@ func (l checkLine) kind() string {
 // foldShown is how many bundles a folded line names.
 const foldShown = 3
 
-// checkLines orders the check's findings for people: the violations,
-// then the warnings, then, one line per package, the bundles already
-// stranded in OLD of the packages the change does not touch.
+// checkLines orders the check's findings for people: the violations (a
+// channel's uninstallable subscriptions on one line), then the warnings,
+// then, one line per package, the bundles already stranded in OLD of the
+// packages the change does not touch.
 func (r *diffReport) checkLines() []checkLine {
 	touched := map[string]bool{}
 	for _, c := range r.Changes {
@@ -220,8 +213,20 @@ func (r *diffReport) checkLines() []checkLine {
 	var fails, warns []checkLine
 	folded := map[string][]updates.Violation{}
 	var foldOrder []string
+	// A channel's uninstallable subscriptions: the line of the first, at
+	// its place, says how many more.
+	type channelKey struct{ pkg, ch string }
+	uninstallable := map[channelKey][]updates.Violation{}
+	first := map[channelKey]int{}
 	for _, v := range r.Violations {
 		switch {
+		case !v.Warning && v.Rule == "uninstallable":
+			k := channelKey{v.Package, v.Channel}
+			if _, ok := first[k]; !ok {
+				first[k] = len(fails)
+				fails = append(fails, checkLine{v})
+			}
+			uninstallable[k] = append(uninstallable[k], v)
 		case !v.Warning:
 			fails = append(fails, checkLine{v})
 		case v.Already && !touched[v.Package]:
@@ -232,6 +237,25 @@ func (r *diffReport) checkLines() []checkLine {
 		default:
 			warns = append(warns, checkLine{v})
 		}
+	}
+	for k, i := range first {
+		vs := uninstallable[k]
+		if len(vs) == 1 {
+			continue
+		}
+		if len(vs) == 2 {
+			fails[i].Message += fmt.Sprintf("; nor does one starting at %s (-o json gives its reason)", vs[1].Bundle)
+			continue
+		}
+		var names []string
+		for _, v := range vs[1:min(len(vs), foldShown+1)] {
+			names = append(names, v.Bundle)
+		}
+		if len(vs)-1 > foldShown {
+			names = append(names, fmt.Sprintf("and %d more", len(vs)-1-foldShown))
+		}
+		fails[i].Message += fmt.Sprintf("; nor do those starting at %d more of its bundles (%s; -o json gives each one's reason)",
+			len(vs)-1, strings.Join(names, ", "))
 	}
 	for _, pkg := range foldOrder {
 		vs := folded[pkg]

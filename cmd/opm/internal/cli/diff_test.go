@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fastopm/fastopm/alpha/updates"
 	"github.com/fastopm/fastopm/internal/imagetest"
 )
 
@@ -201,5 +202,88 @@ check failed: 2 violations, 2 warnings
 	_, out, _ = run(t, "alpha", "diff", filepath.Join(dir, "old"), touched, "--check")
 	if strings.Count(out, "warning [stranded] p/stable/") != 2 || !strings.Contains(out, "check failed: 1 violation, 2 warnings") {
 		t.Errorf("touched:\n%s", out)
+	}
+}
+
+// TestDiffUninstallable: testdata/install's community catalog, where the
+// etcd bundles no longer provide EtcdRestore, which etcd-backup needs: a
+// new subscription to etcd-backup no longer resolves. The package broken
+// changes too, but could not be installed before either: no violation.
+func TestDiffUninstallable(t *testing.T) {
+	old := filepath.Join(goldenRoot, "install", "community")
+	data, err := os.ReadFile(filepath.Join(old, "catalog.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.ReplaceAll(string(data), "- type: olm.gvk\n  value: {group: etcd.database.coreos.com, version: v1beta2, kind: EtcdRestore}\n", "")
+	s = strings.Replace(s, "quay.io/example/broken-bundle:v1.1.0", "quay.io/example/broken-bundle:v1.1.0-1", 1)
+	if s == string(data) {
+		t.Fatal("the catalog did not change")
+	}
+	new := t.TempDir()
+	if err := os.WriteFile(filepath.Join(new, "catalog.yaml"), []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run(t, "alpha", "diff", old, new, "--check")
+	want := `package broken
+  channel stable: broken.v1.1.0 image quay.io/example/broken-bundle:v1.1.0 → quay.io/example/broken-bundle:v1.1.0-1
+violation [uninstallable] etcd-backup/stable: a new Subscription to the channel resolves in the old catalog; in the new one it is unsatisfiable: etcd-backup.v1.0.0 requires GVK etcd.database.coreos.com/v1beta2/EtcdRestore; no bundle in the catalogs provides it; nor does one starting at etcd-backup.v1.0.0 (-o json gives its reason)
+check failed: 2 violations, 0 warnings
+`
+	if code != 1 || out != want || errOut != "" {
+		t.Errorf("exit %d, stderr %q\n%s\nwant\n%s", code, errOut, out, want)
+	}
+	_, out, _ = run(t, "alpha", "diff", old, new, "--check", "-o", "json")
+	var rep diffReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Violations) != 2 {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	for i, bundle := range []string{"", "etcd-backup.v1.0.0"} {
+		if v := rep.Violations[i]; v.Rule != "uninstallable" || v.Package != "etcd-backup" || v.Channel != "stable" || v.Bundle != bundle || v.Warning {
+			t.Errorf("json violation %d: %+v", i, v)
+		}
+	}
+	_, out, _ = run(t, "alpha", "diff", old, new, "--check", "-o", "markdown")
+	if !strings.Contains(out, "| ❌ | uninstallable | etcd-backup/stable | a new Subscription to the channel resolves") || !strings.HasSuffix(out, "\n**check failed: 2 violations, 0 warnings**\n") {
+		t.Errorf("markdown:\n%s", out)
+	}
+	// Without the change to etcd, broken alone: nothing becomes
+	// uninstallable.
+	onlyBroken := t.TempDir()
+	if err := os.WriteFile(filepath.Join(onlyBroken, "catalog.yaml"), []byte(strings.Replace(string(data), "quay.io/example/broken-bundle:v1.1.0", "quay.io/example/broken-bundle:v1.1.0-1", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, _ := run(t, "alpha", "diff", old, onlyBroken, "--check"); code != 0 || !strings.HasSuffix(out, "\ncheck passed: 0 violations, 0 warnings\n") {
+		t.Errorf("broken only: exit %d\n%s", code, out)
+	}
+}
+
+// TestDiffFoldUninstallable: a channel's uninstallable subscriptions are
+// one line of text, at the place of the first, naming a few of the
+// others; each is counted.
+func TestDiffFoldUninstallable(t *testing.T) {
+	rep := diffReport{Changes: []updates.Change{{Package: "p", Kind: "package-added"}}}
+	u := func(ch, bundle string) updates.Violation {
+		return updates.Violation{Package: "p", Channel: ch, Bundle: bundle, Rule: "uninstallable", Message: "m " + bundle}
+	}
+	rep.Violations = []updates.Violation{
+		u("alpha", "p.v1"),
+		u("stable", ""), u("stable", "p.v1"), u("stable", "p.v2"),
+		{Package: "p", Channel: "stable", Bundle: "p.v2", Rule: "stranded", Message: "s"},
+		u("stable", "p.v3"), u("stable", "p.v4"), u("stable", "p.v5"),
+	}
+	var b strings.Builder
+	if err := rep.writeText(&b, true); err != nil {
+		t.Fatal(err)
+	}
+	want := `package p
+  package added (default channel )
+violation [uninstallable] p/alpha/p.v1: m p.v1
+violation [uninstallable] p/stable: m ; nor do those starting at 5 more of its bundles (p.v1, p.v2, p.v3, and 2 more; -o json gives each one's reason)
+violation [stranded] p/stable/p.v2: s
+check failed: 8 violations, 0 warnings
+`
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }

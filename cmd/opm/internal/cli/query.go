@@ -57,7 +57,14 @@ passing over entries with the olm.deprecated property (OLM never installs
 them). So the head wins when its skipRange covers the installed version,
 and an installed bundle whose own entry comes first stays where it is. A
 channel without a single replaces chain has no answer: OLM refuses to
-resolve in it, and so does this command, naming the heads.`,
+resolve in it, and so does this command, naming the heads.
+
+Each step's CRDs are compared (the old bundle's with the new one's, as the
+catalog's olm.bundle.object properties carry them): the changes OLM v1's
+CRD upgrade-safety preflight refuses, and those OLM v0 refuses (a stored
+version removed; a schema that existing custom resources may no longer
+satisfy), are listed under "crds:" (with --all, those of each bundle's
+next step, below the table); -o json gives them for every step.`,
 		Example: `  opm alpha query updates ./catalog --package etcd --from etcdoperator.v0.9.0
   opm alpha query updates quay.io/example/catalog:latest --package etcd --channel alpha --from 0.9.2 -o json
   opm alpha query updates ./catalog --package etcd --all`,
@@ -74,11 +81,19 @@ resolve in it, and so does this command, naming the heads.`,
 			}
 			res := &action.Resolver{ImageOptions: g.imageOptions(cacheDir), MaxFileSize: g.maxFileSize.limit(),
 				Allowed: action.RefCatalogDir | action.RefCatalogImage}
-			m, err := action.LoadModel(cmd.Context(), res, args[0], g.maxFileSize.limit())
+			cat, err := action.OpenModel(cmd.Context(), res, args[0], g.maxFileSize.limit())
 			if err != nil {
 				return err
 			}
-			q.Model = m
+			defer cat.Close()
+			q.Model = cat.Model
+			ix, err := cat.CRDs(cmd.Context(), func(pkg, _ string) bool { return pkg == q.Package })
+			if err != nil {
+				return err
+			}
+			if q.CRDs, err = action.CompareCRDs(ix); err != nil {
+				return err
+			}
 			enc := json.NewEncoder(s.Out)
 			enc.SetIndent("", "    ")
 			enc.SetEscapeHTML(false)

@@ -192,10 +192,10 @@ func TestQueryInstallErrors(t *testing.T) {
 		{[]string{"-p", "etcd"}, 1, "give at least one catalog"},
 		{[]string{community, "--catalog", "nope", "-p", "etcd"}, 1, `invalid catalog "nope": expected NAME=REF[,priority=N]`},
 		{[]string{community, "--catalog", "x=" + community + ",priority=high", "-p", "etcd"}, 1, `priority "high" is not a whole number`},
-		{[]string{community, "-p", "etcd", "--source", "nope"}, 2, `--source \"nope\" names none of the catalogs`},
-		{[]string{community, "-p", "etcd", "-o", "xml"}, 2, `invalid --output value \"xml\"`},
+		{[]string{community, "-p", "etcd", "--source", "nope"}, 2, `--source "nope" names none of the catalogs`},
+		{[]string{community, "-p", "etcd", "-o", "xml"}, 2, `invalid --output value "xml"`},
 		{[]string{community, "-p", "etcd", "--version", "9.9.9"}, 2, "no bundle of version 9.9.9 in package etcd of catalog community"},
-		{[]string{"--catalog", "c=" + community, "--catalog", "c=" + community, "-p", "etcd"}, 2, `two catalogs are named \"c\"`},
+		{[]string{"--catalog", "c=" + community, "--catalog", "c=" + community, "-p", "etcd"}, 2, `two catalogs are named "c"`},
 		{[]string{filepath.Join(goldenRoot, "catalogs", "fixture-opm-bundle-without-channel"), "-p", "prometheus"}, 2, "invalid"},
 		{[]string{filepath.Join(t.TempDir(), "missing"), "-p", "x"}, 2, "no such file or directory"},
 	} {

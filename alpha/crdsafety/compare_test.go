@@ -1,0 +1,419 @@
+package crdsafety
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/crdify/pkg/runner"
+)
+
+// The cases of operator-controller's CRD upgrade-safety preflight tests
+// (v1.11.0, crdupgradesafety_test.go TestUpgrade and the tests after it),
+// restated on CRDs built here: the same old CRD and the same kinds of
+// change, and the checks it expects to fail.
+
+func props(kv ...any) map[string]apiextensionsv1.JSONSchemaProps {
+	m := map[string]apiextensionsv1.JSONSchemaProps{}
+	for i := 0; i < len(kv); i += 2 {
+		m[kv[i].(string)] = kv[i+1].(apiextensionsv1.JSONSchemaProps)
+	}
+	return m
+}
+
+func str() apiextensionsv1.JSONSchemaProps { return apiextensionsv1.JSONSchemaProps{Type: "string"} }
+func integer() apiextensionsv1.JSONSchemaProps {
+	return apiextensionsv1.JSONSchemaProps{Type: "integer"}
+}
+
+// cronSpec is the spec of the preflight tests' old CRD: a field of each
+// kind that the invalid upgrade then constrains.
+func cronSpec() apiextensionsv1.JSONSchemaProps {
+	return apiextensionsv1.JSONSchemaProps{
+		Type:        "object",
+		Description: "description one",
+		Required:    []string{"requiredVal"},
+		Properties: props(
+			"removedField", integer(),
+			"enum", apiextensionsv1.JSONSchemaProps{Type: "string", Enum: enums("a", "b", "c")},
+			"minMaxValue", integer(),
+			"required", integer(),
+			"minMaxItems", apiextensionsv1.JSONSchemaProps{Type: "array", Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: ptr.To(str())}},
+			"minMaxLength", str(),
+			"defaultVal", str(),
+			"requiredVal", str(),
+			"minMaxProperties", apiextensionsv1.JSONSchemaProps{Type: "object", AdditionalProperties: &apiextensionsv1.JSONSchemaPropsOrBool{Allows: true, Schema: ptr.To(str())}},
+		),
+	}
+}
+
+var metaV1CRD = metav1.TypeMeta{APIVersion: APIVersionV1, Kind: crdKind}
+
+func objectMeta(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name} }
+
+func enums(vs ...string) []apiextensionsv1.JSON {
+	var out []apiextensionsv1.JSON
+	for _, v := range vs {
+		out = append(out, apiextensionsv1.JSON{Raw: []byte(`"` + v + `"`)})
+	}
+	return out
+}
+
+func ver(name string, served, storage bool, spec apiextensionsv1.JSONSchemaProps) apiextensionsv1.CustomResourceDefinitionVersion {
+	return apiextensionsv1.CustomResourceDefinitionVersion{Name: name, Served: served, Storage: storage,
+		Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+			Type: "object", Properties: props("spec", spec), Required: []string{"spec"}}}}
+}
+
+// oldCron is the old CRD: versions v1 and v2 served, v2 stored.
+func oldCron() *apiextensionsv1.CustomResourceDefinition {
+	return &apiextensionsv1.CustomResourceDefinition{
+		TypeMeta:   metaV1CRD,
+		ObjectMeta: objectMeta("crontabs.stable.example.com"),
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "stable.example.com",
+			Scope: apiextensionsv1.ClusterScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "crontabs", Singular: "crontab", Kind: "CronTab"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{
+				ver("v1", true, false, cronSpec()),
+				ver("v2", true, true, cronSpec()),
+			},
+		},
+	}
+}
+
+// specOf returns the spec property of version i, for changing it.
+func specOf(crd *apiextensionsv1.CustomResourceDefinition, i int) *apiextensionsv1.JSONSchemaProps {
+	root := crd.Spec.Versions[i].Schema.OpenAPIV3Schema
+	s := root.Properties["spec"]
+	return &s
+}
+
+func setSpec(crd *apiextensionsv1.CustomResourceDefinition, i int, s *apiextensionsv1.JSONSchemaProps) {
+	crd.Spec.Versions[i].Schema.OpenAPIV3Schema.Properties["spec"] = *s
+}
+
+// editSpecs applies fn to the spec of every version.
+func editSpecs(crd *apiextensionsv1.CustomResourceDefinition, fn func(s *apiextensionsv1.JSONSchemaProps)) {
+	for i := range crd.Spec.Versions {
+		s := specOf(crd, i)
+		fn(s)
+		setSpec(crd, i, s)
+	}
+}
+
+func setField(s *apiextensionsv1.JSONSchemaProps, name string, fn func(p *apiextensionsv1.JSONSchemaProps)) {
+	p := s.Properties[name]
+	fn(&p)
+	s.Properties[name] = p
+}
+
+func toCRD(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) CRD {
+	t.Helper()
+	js, err := json.Marshal(crd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok, err := ParseManifest(js)
+	if err != nil || !ok {
+		t.Fatalf("ParseManifest: %v %v", ok, err)
+	}
+	return c
+}
+
+func newChecker(t *testing.T) *Checker {
+	t.Helper()
+	c, err := NewChecker()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func checks(cs []Change) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Check)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+type ocCase struct {
+	name string
+	old  func() *apiextensionsv1.CustomResourceDefinition
+	new  func() *apiextensionsv1.CustomResourceDefinition
+	// wantChecks are the checks that must report (all of them, exactly).
+	wantChecks []string
+	// want are strings that must appear in the report.
+	want []string
+	// notWant must not appear.
+	notWant []string
+}
+
+func operatorControllerCases() []ocCase {
+	return []ocCase{
+		{
+			name: "valid upgrade: a new storage version, an enum value added",
+			old:  oldCron,
+			new: func() *apiextensionsv1.CustomResourceDefinition {
+				crd := oldCron()
+				editSpecs(crd, func(s *apiextensionsv1.JSONSchemaProps) {
+					setField(s, "enum", func(p *apiextensionsv1.JSONSchemaProps) { p.Enum = enums("a", "b", "c", "adding-enum-is-allowed") })
+				})
+				crd.Spec.Versions[1].Storage = false
+				v3 := crd.Spec.Versions[1].DeepCopy()
+				v3.Name, v3.Storage = "v3", true
+				crd.Spec.Versions = append(crd.Spec.Versions, *v3)
+				return crd
+			},
+		},
+		{
+			name: "every validation but field removal fails",
+			old:  oldCron,
+			new: func() *apiextensionsv1.CustomResourceDefinition {
+				crd := oldCron()
+				crd.Spec.Scope = apiextensionsv1.NamespaceScoped
+				// v2, the stored version, is gone: v1 becomes the storage.
+				crd.Spec.Versions = crd.Spec.Versions[:1]
+				crd.Spec.Versions[0].Storage = true
+				editSpecs(crd, func(s *apiextensionsv1.JSONSchemaProps) {
+					setField(s, "enum", func(p *apiextensionsv1.JSONSchemaProps) { p.Enum = enums("a", "b") })
+					setField(s, "minMaxValue", func(p *apiextensionsv1.JSONSchemaProps) {
+						p.Minimum, p.Maximum = ptr.To(10.0), ptr.To(20.0)
+					})
+					setField(s, "minMaxItems", func(p *apiextensionsv1.JSONSchemaProps) { p.MinItems, p.MaxItems = ptr.To[int64](1), ptr.To[int64](5) })
+					setField(s, "minMaxLength", func(p *apiextensionsv1.JSONSchemaProps) {
+						p.MinLength, p.MaxLength = ptr.To[int64](1), ptr.To[int64](5)
+					})
+					setField(s, "minMaxProperties", func(p *apiextensionsv1.JSONSchemaProps) {
+						p.MinProperties, p.MaxProperties = ptr.To[int64](1), ptr.To[int64](5)
+					})
+					setField(s, "defaultVal", func(p *apiextensionsv1.JSONSchemaProps) {
+						p.Default = &apiextensionsv1.JSON{Raw: []byte(`"new default"`)}
+					})
+					s.Required = []string{"requiredVal", "required"}
+				})
+				return crd
+			},
+			wantChecks: []string{"default", "enum", "maxItems", "maxLength", "maxProperties", "maximum", "minItems",
+				"minLength", "minProperties", "minimum", "required", "scope", "storedVersionRemoval"},
+			want: []string{`scope changed : "Cluster" -> "Namespaced"`, "stored versions removed : [v2]", `allowed enum values removed : ["c"]`, "new required fields: [required]"},
+		},
+		{
+			name: "existing field removed",
+			old:  oldCron,
+			new: func() *apiextensionsv1.CustomResourceDefinition {
+				crd := oldCron()
+				editSpecs(crd, func(s *apiextensionsv1.JSONSchemaProps) { delete(s.Properties, "removedField") })
+				return crd
+			},
+			wantChecks: []string{"existingFieldRemoval"},
+			want:       []string{"CRD crontabs.stable.example.com v1 ^.spec.removedField: existingFieldRemoval: removed field", "v2 ^.spec.removedField"},
+		},
+		{
+			name: "description changes pass",
+			old:  oldCron,
+			new: func() *apiextensionsv1.CustomResourceDefinition {
+				crd := oldCron()
+				editSpecs(crd, func(s *apiextensionsv1.JSONSchemaProps) { s.Description = "description two" })
+				return crd
+			},
+		},
+		{
+			name: "optional field added",
+			old:  oldCron,
+			new: func() *apiextensionsv1.CustomResourceDefinition {
+				crd := oldCron()
+				editSpecs(crd, func(s *apiextensionsv1.JSONSchemaProps) { s.Properties["optional"] = str() })
+				return crd
+			},
+		},
+		{
+			name: "served versions differ, but the new CRD converts through a webhook",
+			old:  func() *apiextensionsv1.CustomResourceDefinition { return fooBarBaz(false, false) },
+			new:  func() *apiextensionsv1.CustomResourceDefinition { return fooBarBaz(true, true) },
+		},
+		{
+			name:       "served versions differ without a webhook: enum values removed from v1 to v2",
+			old:        func() *apiextensionsv1.CustomResourceDefinition { return fooBarBaz(false, false) },
+			new:        func() *apiextensionsv1.CustomResourceDefinition { return fooBarBaz(true, false) },
+			wantChecks: []string{"enum"},
+			want:       []string{"CRD crontabs.stable.example.com v1 -> v2 ^.spec.foobarbaz: enum: allowed enum values removed : [\"bar\" \"baz\" \"foo\"] (OLM v1 refuses it)"},
+		},
+		{
+			name: "the old CRD had the same served-version issue",
+			old:  func() *apiextensionsv1.CustomResourceDefinition { return fooBarBaz(true, false) },
+			new: func() *apiextensionsv1.CustomResourceDefinition {
+				crd := fooBarBaz(true, false)
+				crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Description = "changed, to make it another manifest"
+				return crd
+			},
+		},
+		{
+			name: "the old CRD had the same served-version issue, the new one adds another",
+			old:  func() *apiextensionsv1.CustomResourceDefinition { return fooBarBaz(true, false) },
+			new: func() *apiextensionsv1.CustomResourceDefinition {
+				crd := fooBarBaz(true, false)
+				crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["extraField"] = apiextensionsv1.JSONSchemaProps{Type: "boolean"}
+				crd.Spec.Versions[1].Schema.OpenAPIV3Schema.Properties["spec"].Properties["extraField"] = str()
+				return crd
+			},
+			wantChecks: []string{"type"},
+			want:       []string{`v1 -> v2 ^.spec.extraField: type: type changed : "boolean" -> "string"`},
+			notWant:    []string{"enum"},
+		},
+		{
+			name: "complex breaking changes: type dropped, nullable added, oneOf added",
+			old:  func() *apiextensionsv1.CustomResourceDefinition { return gateway(false) },
+			new:  func() *apiextensionsv1.CustomResourceDefinition { return gateway(true) },
+			// crdify v0.6.0 has no oneOf validation (operator-controller's
+			// newer pin does): the oneOf change is "unhandled", refused too.
+			wantChecks: []string{"nullable", "type", "unhandled"},
+			want:       []string{`type: type changed : "object" -> ""`, "nullable: nullable added : false -> true", "unhandled changes found (OneOf changed)"},
+		},
+		{
+			name: "oneOf removed",
+			old:  func() *apiextensionsv1.CustomResourceDefinition { return tls(true) },
+			new:  func() *apiextensionsv1.CustomResourceDefinition { return tls(false) },
+			// Refused as operator-controller refuses it ("allowed oneOf
+			// schemas removed" there).
+			// crdify walks oneOf's schemas as fields, so they are also
+			// removed fields (there too).
+			wantChecks: []string{"existingFieldRemoval", "unhandled"},
+			want:       []string{"unhandled changes found (OneOf changed)", "v1beta1 ^.spec.tls.oneOf[0]: existingFieldRemoval"},
+		},
+		{
+			name:       "unhandled change: a format added",
+			old:        func() *apiextensionsv1.CustomResourceDefinition { return formatCRD("") },
+			new:        func() *apiextensionsv1.CustomResourceDefinition { return formatCRD("email") },
+			wantChecks: []string{"unhandled"},
+			want:       []string{`^.spec.field: unhandled: unhandled changes found (Format "" -> "email")`},
+			notWant:    []string{"JSONSchemaProps"},
+		},
+	}
+}
+
+func TestCompareOperatorControllerCases(t *testing.T) {
+	t.Parallel()
+	c := newChecker(t)
+	for _, tc := range operatorControllerCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			got := c.Compare([]CRD{toCRD(t, tc.old())}, []CRD{toCRD(t, tc.new())})
+			var lines []string
+			for _, ch := range got {
+				lines = append(lines, ch.String())
+			}
+			report := strings.Join(lines, "\n")
+			if g := checks(got); !slices.Equal(g, tc.wantChecks) {
+				t.Errorf("checks %v, want %v; report:\n%s", g, tc.wantChecks, report)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(report, w) {
+					t.Errorf("report lacks %q:\n%s", w, report)
+				}
+			}
+			for _, w := range tc.notWant {
+				if strings.Contains(report, w) {
+					t.Errorf("report has %q:\n%s", w, report)
+				}
+			}
+		})
+	}
+}
+
+// fooBarBaz is the preflight tests' conversion CRD: v1 allows foo, bar
+// and baz; with v2, v2 allows only bark and woof.
+func fooBarBaz(withV2, webhook bool) *apiextensionsv1.CustomResourceDefinition {
+	spec := func(vals ...string) apiextensionsv1.JSONSchemaProps {
+		return apiextensionsv1.JSONSchemaProps{Type: "object", Properties: props("foobarbaz", apiextensionsv1.JSONSchemaProps{Type: "string", Enum: enums(vals...)})}
+	}
+	crd := oldCron()
+	crd.Spec.Versions = []apiextensionsv1.CustomResourceDefinitionVersion{ver("v1", true, true, spec("foo", "bar", "baz"))}
+	if withV2 {
+		crd.Spec.Versions = append(crd.Spec.Versions, ver("v2", true, false, spec("bark", "woof")))
+	}
+	if webhook {
+		crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.WebhookConverter,
+			Webhook: &apiextensionsv1.WebhookConversion{ConversionReviewVersions: []string{"v1"},
+				ClientConfig: &apiextensionsv1.WebhookClientConfig{Service: &apiextensionsv1.ServiceReference{Namespace: "ns", Name: "svc"}}}}
+	}
+	return crd
+}
+
+// gateway is the preflight tests' complex CRD: a tls object that the new
+// version makes untyped, nullable and oneOf-constrained.
+func gateway(changed bool) *apiextensionsv1.CustomResourceDefinition {
+	tls := apiextensionsv1.JSONSchemaProps{Type: "object", Properties: props("credentialName", str(), "mode", str())}
+	if changed {
+		tls.Type, tls.Nullable = "", true
+		tls.OneOf = []apiextensionsv1.JSONSchemaProps{{Required: []string{"mode", "credentialName"}}, {Required: []string{"httpsRedirect"}}}
+		tls.Properties["httpsRedirect"] = apiextensionsv1.JSONSchemaProps{Type: "boolean"}
+	}
+	server := apiextensionsv1.JSONSchemaProps{Type: "object", Properties: props("hosts", apiextensionsv1.JSONSchemaProps{Type: "array", Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: ptr.To(str())}}, "tls", tls)}
+	spec := apiextensionsv1.JSONSchemaProps{Type: "object", Properties: props("servers", apiextensionsv1.JSONSchemaProps{Type: "array", Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &server}})}
+	crd := oldCron()
+	crd.Name, crd.Spec.Group, crd.Spec.Names = "services.networking.example.com", "networking.example.com",
+		apiextensionsv1.CustomResourceDefinitionNames{Plural: "services", Kind: "Service"}
+	crd.Spec.Scope = apiextensionsv1.NamespaceScoped
+	crd.Spec.Versions = []apiextensionsv1.CustomResourceDefinitionVersion{ver("v1beta1", true, true, spec)}
+	return crd
+}
+
+func tls(oneOf bool) *apiextensionsv1.CustomResourceDefinition {
+	t := apiextensionsv1.JSONSchemaProps{Type: "object", Properties: props("credentialName", str(), "mode", str(), "httpsRedirect", apiextensionsv1.JSONSchemaProps{Type: "boolean"})}
+	if oneOf {
+		t.OneOf = []apiextensionsv1.JSONSchemaProps{{Required: []string{"mode", "credentialName"}}, {Required: []string{"httpsRedirect"}}}
+	}
+	crd := gateway(false)
+	crd.Spec.Versions = []apiextensionsv1.CustomResourceDefinitionVersion{ver("v1beta1", true, true, apiextensionsv1.JSONSchemaProps{Type: "object", Properties: props("tls", t)})}
+	return crd
+}
+
+func formatCRD(format string) *apiextensionsv1.CustomResourceDefinition {
+	crd := gateway(false)
+	crd.Spec.Versions = []apiextensionsv1.CustomResourceDefinitionVersion{ver("v1alpha1", true, true,
+		apiextensionsv1.JSONSchemaProps{Type: "object", Properties: props("field", apiextensionsv1.JSONSchemaProps{Type: "string", Format: format})})}
+	return crd
+}
+
+// referenceChanges is what crdify's own runner (runner.Run, on the whole
+// CRDs, operator-controller's configuration) reports, through the same
+// changes as Checker: the answer Checker's pruned comparisons must give.
+func referenceChanges(t testing.TB, oldCRD, newCRD CRD) []Change {
+	t.Helper()
+	full := func(c CRD) *apiextensionsv1.CustomResourceDefinition {
+		var crd apiextensionsv1.CustomResourceDefinition
+		if err := json.Unmarshal(c.JSON, &crd); err != nil {
+			t.Fatal(err)
+		}
+		for i := range crd.Spec.Versions {
+			if crd.Spec.Versions[i].Schema == nil {
+				crd.Spec.Versions[i].Schema = &apiextensionsv1.CustomResourceValidation{}
+			}
+		}
+		return &crd
+	}
+	old, nw := full(oldCRD), full(newCRD)
+	old.Status.StoredVersions = storedVersions(old)
+	r, err := runner.New(crdifyConfig(), runner.DefaultRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr := r.Run(old, nw)
+	res := results{crd: rr.CRDValidation}
+	for _, v := range rr.SameVersionValidation {
+		res.same = append(res.same, versionResult{version: v.Version, properties: v.PropertyComparisons})
+	}
+	for _, v := range rr.ServedVersionValidation {
+		_, later, _ := strings.Cut(v.Version, " -> ")
+		res.served = append(res.served, versionResult{version: v.Version, properties: v.PropertyComparisons, later: fields(version(nw, later))})
+	}
+	cs := changes(Change{CRD: newCRD.Name}, old, nw, res)
+	sortChanges(cs)
+	return cs
+}
