@@ -158,8 +158,10 @@ func (r Render) Run(ctx context.Context, w io.Writer) error {
 	}
 	if rr, ok := resolver.(*Resolver); ok && rr.Migrations == nil {
 		// Catalog images are parsed while they are extracted.
+		pool := newParsePool()
+		defer pool.close()
 		c := *rr
-		c.preparse = &preparseConfig{maxSize: r.MaxFileSize, format: format}
+		c.preparse = &preparseConfig{maxSize: r.MaxFileSize, format: format, pool: pool}
 		resolver = &c
 	}
 	var (

@@ -28,6 +28,7 @@ import (
 type preparseConfig struct {
 	maxSize int64          // the largest file read (0: the loader's default; < 0: no limit)
 	format  declcfg.Format // the output's
+	pool    *parsePool     // the workers, shared by the images of a render (nil: a pool of its own)
 }
 
 // preparse holds the catalog files parsed during an extraction. Their
@@ -39,14 +40,12 @@ type preparse struct {
 	format  declcfg.Format
 	walk    []declcfg.WalkOption
 	maxSize int64
+	pool    *parsePool
+	ownPool bool
 
-	mu      sync.Mutex
-	cond    *sync.Cond
-	queue   []image.StreamedFile
-	closed  bool
-	workers int
-	busy    sync.WaitGroup // files queued or being parsed
-	files   map[preKey]*preFile
+	busy  sync.WaitGroup // files queued or being parsed
+	mu    sync.Mutex
+	files map[preKey]*preFile
 }
 
 type preKey struct {
@@ -71,72 +70,109 @@ func newPreparse(c preparseConfig) *preparse {
 		format:  c.format,
 		walk:    []declcfg.WalkOption{declcfg.WithMaxFileSize(c.maxSize), declcfg.WithWarnings(func(*declcfg.Error) {})},
 		maxSize: maxSize,
+		pool:    c.pool,
 		files:   map[preKey]*preFile{},
 	}
-	p.cond = sync.NewCond(&p.mu)
+	if p.pool == nil {
+		p.pool, p.ownPool = newParsePool(), true
+	}
 	return p
 }
 
-// add queues f to be parsed (image.WithFileStream's callback): a worker
-// per core, started as files come.
+// add queues f to be parsed (image.WithFileStream's callback).
 func (p *preparse) add(f image.StreamedFile) {
 	if p.maxSize >= 0 && f.Size > p.maxSize {
 		return // the walk reports it
 	}
 	p.busy.Add(1)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.queue = append(p.queue, f)
-	if p.workers < runtime.GOMAXPROCS(0) {
-		p.workers++
-		go p.work()
-	}
-	p.cond.Signal()
+	p.pool.add(parseJob{p, f})
 }
 
-// work parses queued files until close.
-func (p *preparse) work() {
-	var (
-		buf, out []byte
-		pf       *preFile
-	)
-	fn := func(b *declcfg.Blob) error {
-		if it, ok := p.item(b, &out, &pf.checks); ok {
+// parse parses f; buf and out are the worker's buffers.
+func (p *preparse) parse(f image.StreamedFile, buf, out *[]byte) {
+	defer p.busy.Done()
+	if int64(cap(*buf)) < f.Size {
+		*buf = make([]byte, f.Size)
+	}
+	data := (*buf)[:f.Size]
+	if _, err := f.Content.ReadAt(data, 0); err != nil && len(data) > 0 {
+		return // the walk reads the file again and reports what is wrong
+	}
+	pf := &preFile{}
+	var err error
+	pf.problems, pf.warnings, err = declcfg.ParseFile(f.Path, data, 0, func(b *declcfg.Blob) error {
+		if it, ok := p.item(b, out, &pf.checks); ok {
 			pf.items = append(pf.items, it)
 		}
 		return nil
+	}, p.walk...)
+	if err != nil {
+		return
 	}
+	p.mu.Lock()
+	p.files[preKey{f.Path, f.ID}] = pf
+	p.mu.Unlock()
+}
+
+// parsePool parses the files of the catalog images of a render as they
+// come, a worker per core whatever the number of images.
+type parsePool struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	queue   []parseJob
+	closed  bool
+	workers int
+}
+
+type parseJob struct {
+	p *preparse
+	f image.StreamedFile
+}
+
+func newParsePool() *parsePool {
+	pp := &parsePool{}
+	pp.cond = sync.NewCond(&pp.mu)
+	return pp
+}
+
+// add queues j, starting a worker if there are fewer than cores.
+func (pp *parsePool) add(j parseJob) {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	pp.queue = append(pp.queue, j)
+	if pp.workers < runtime.GOMAXPROCS(0) {
+		pp.workers++
+		go pp.work()
+	}
+	pp.cond.Signal()
+}
+
+// work runs queued jobs until close.
+func (pp *parsePool) work() {
+	var buf, out []byte
 	for {
-		p.mu.Lock()
-		for len(p.queue) == 0 && !p.closed {
-			p.cond.Wait()
+		pp.mu.Lock()
+		for len(pp.queue) == 0 && !pp.closed {
+			pp.cond.Wait()
 		}
-		if len(p.queue) == 0 {
-			p.mu.Unlock()
+		if len(pp.queue) == 0 {
+			pp.mu.Unlock()
 			return
 		}
-		f := p.queue[0]
-		p.queue = p.queue[1:]
-		p.mu.Unlock()
-
-		if int64(cap(buf)) < f.Size {
-			buf = make([]byte, f.Size)
-		}
-		data := buf[:f.Size]
-		pf = &preFile{}
-		_, err := f.Content.ReadAt(data, 0)
-		if err == nil || len(data) == 0 {
-			pf.problems, pf.warnings, err = declcfg.ParseFile(f.Path, data, 0, fn, p.walk...)
-			if err == nil {
-				p.mu.Lock()
-				p.files[preKey{f.Path, f.ID}] = pf
-				p.mu.Unlock()
-			}
-		}
-		// Otherwise the walk reads the file again and reports what is
-		// wrong.
-		p.busy.Done()
+		j := pp.queue[0]
+		pp.queue[0] = parseJob{}
+		pp.queue = pp.queue[1:]
+		pp.mu.Unlock()
+		j.p.parse(j.f, &buf, &out)
 	}
+}
+
+// close stops the workers once the queue is empty.
+func (pp *parsePool) close() {
+	pp.mu.Lock()
+	pp.closed = true
+	pp.cond.Broadcast()
+	pp.mu.Unlock()
 }
 
 // item is the render item of b, encoded in the output format and kept in
@@ -187,12 +223,12 @@ func (p *preparse) lookup(path string) *preFile {
 	return p.files[preKey{path, id}]
 }
 
-// close stops the workers and releases the spilled blobs.
+// close releases the spilled blobs, and stops the pool if it is the
+// preparse's own.
 func (p *preparse) close() {
 	p.wait()
-	p.mu.Lock()
-	p.closed = true
-	p.cond.Broadcast()
-	p.mu.Unlock()
+	if p.ownPool {
+		p.pool.close()
+	}
 	p.src.spill.Close()
 }

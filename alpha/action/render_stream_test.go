@@ -1,8 +1,10 @@
 package action
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -147,4 +149,61 @@ func TestRenderImageParsedWhileExtractedErrors(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Errorf("error\n%v\nwant\n%v", err, want)
 	}
+}
+
+// Several catalog images rendered at once share the parse workers and
+// render as their directories do; a layer that breaks off in the middle
+// of a catalog file fails the render, naming the image, the layer and the
+// file, and nothing is written.
+func TestRenderImagesParsedTogether(t *testing.T) {
+	t.Parallel()
+	host := imagetest.Registry(t)
+	dirs := []string{exampleCatalog, t.TempDir()}
+	writeFiles(t, dirs[1], map[string]string{"zz/catalog.json": zzNew, "yy/catalog.yaml": yamlPkg})
+	var refs []string
+	for i, dir := range dirs {
+		ref := fmt.Sprintf("%s/catalog/together-%d:v1", host, i)
+		imagetest.Push(t, ref, imagetest.Image(t, map[string]string{image.ConfigsLabel: "/configs"},
+			imagetest.LayerFromFiles(t, map[string]string{"bin/opm": strings.Repeat("x", 1<<20)}),
+			imagetest.LayerFromDir(t, dir, "configs")))
+		refs = append(refs, ref)
+	}
+	tmp := t.TempDir()
+	for _, format := range []declcfg.Format{declcfg.FormatJSON, declcfg.FormatYAML} {
+		var want, got bytes.Buffer
+		if err := (Render{Refs: dirs, Format: format}).Run(context.Background(), &want); err != nil {
+			t.Fatal(err)
+		}
+		r := Render{Refs: refs, Format: format, Sources: &Resolver{ImageOptions: anonymous, TempDir: tmp}}
+		if err := r.Run(context.Background(), &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Errorf("%s: the images render differently from their directories\n got: %.400s\nwant: %.400s", format, got.String(), want.String())
+		}
+		assertEmptyDir(t, tmp)
+	}
+
+	// A tar stream cut in the middle of configs/zz/catalog.json.
+	var tb bytes.Buffer
+	tw := tar.NewWriter(&tb)
+	content := zzNew + strings.Repeat(" ", 1<<16)
+	if err := tw.WriteHeader(&tar.Header{Name: "configs/zz/catalog.json", Mode: 0o644, Size: int64(len(content)), Typeflag: tar.TypeReg}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tw.Write([]byte(content)); err != nil {
+		t.Fatal(err)
+	}
+	broken := host + "/catalog/broken-layer:v1"
+	imagetest.Push(t, broken, imagetest.Image(t, map[string]string{image.ConfigsLabel: "/configs"},
+		imagetest.LayerFromTar(t, tb.Bytes()[:tb.Len()/2])))
+	var out bytes.Buffer
+	err := Render{Refs: []string{refs[0], broken}, Sources: &Resolver{ImageOptions: anonymous, TempDir: tmp}}.Run(context.Background(), &out)
+	if err == nil || !strings.Contains(err.Error(), broken) || !strings.Contains(err.Error(), "configs/zz/catalog.json") || !strings.Contains(err.Error(), "layer sha256:") {
+		t.Errorf("render of a broken layer: %v, want an error naming the image, the layer and configs/zz/catalog.json", err)
+	}
+	if out.Len() > 0 {
+		t.Errorf("render of a broken layer wrote %d bytes", out.Len())
+	}
+	assertEmptyDir(t, tmp)
 }
