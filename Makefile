@@ -20,7 +20,7 @@ SHAPES_DIR    ?= /tmp/fastopm-shapes
 SHAPES        := channels chain shared-bundle custom custom-large deep skips skiprange
 BENCH_RUNS    ?= 5
 
-.PHONY: all build test test-shared verify fmt vet lint generate check-generated fuzz bench bench-catalog bench-shapes clean
+.PHONY: all build test test-corpus test-shared verify fmt vet lint generate check-generated fuzz bench bench-catalog bench-shapes clean
 
 all: build
 
@@ -30,9 +30,13 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/grpc_health_probe ./cmd/grpc_health_probe
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/opm-graphviz ./cmd/opm-graphviz
 
-## test: the whole test suite with the race detector (hack/test.sh, the README's test command)
+## test: the whole test suite with the race detector (hack/test.sh, the README's test command); the differential tests on a sample of their corpora
 test:
 	./hack/test.sh
+
+## test-corpus: the whole suite without -race, the differential tests over their whole corpora (hack/test-corpus.sh, -tags corpus; CI runs it after test)
+test-corpus:
+	./hack/test-corpus.sh
 
 ## test-shared: the differential tests over the whole shared reference set (../shared or $$OPM_SHARED_DIR): every catalog's answers against upstream's golden, the YAML fast path on the large real catalogs
 test-shared:

@@ -26,7 +26,7 @@ var layers = [][]string{
 	// The upgrade graph and its rules.
 	{"alpha/model", "alpha/graph", "alpha/crdsafety"},
 	// Infrastructure over the format and the model.
-	{"pkg/schema", "pkg/bundle", "pkg/image", "pkg/catalogimage", "pkg/registry", "pkg/cache", "pkg/server", "alpha/updates", "alpha/install", "pkg/configmap", "pkg/graphsvg"},
+	{"pkg/schema", "pkg/bundle", "pkg/image", "pkg/catalogimage", "pkg/registry", "pkg/cache", "pkg/server", "alpha/updates", "alpha/install", "alpha/olmv1", "pkg/configmap", "pkg/graphsvg"},
 	// The HTTP side of serve, over the snapshot, the graph and the updates.
 	{"pkg/httpserver"},
 	// The substitutes catalog template.

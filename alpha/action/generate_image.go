@@ -52,6 +52,9 @@ type GenerateImage struct {
 	// the running opm, and the grpc_health_probe and opm-graphviz next to
 	// it), so that no published opm image is needed.
 	BaseImage string
+	// OpmBinary is the opm of a base built from this opm; empty means the
+	// running opm.
+	OpmBinary string
 	// ProbeBinary is the grpc_health_probe of a base built from this opm;
 	// empty means the one in the running opm's directory.
 	ProbeBinary string
@@ -85,7 +88,10 @@ type GenerateImage struct {
 
 // opmBase builds the base image from the running opm.
 func (g GenerateImage) opmBase(ctx context.Context) (*catalogimage.Image, error) {
-	self, err := os.Executable()
+	self, err := g.OpmBinary, error(nil)
+	if self == "" {
+		self, err = os.Executable()
+	}
 	if err == nil {
 		self, err = filepath.EvalSymlinks(self)
 	}

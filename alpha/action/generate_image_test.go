@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 
 	"github.com/fastopm/fastopm/internal/imagetest"
+	"github.com/fastopm/fastopm/internal/testutil"
 	"github.com/fastopm/fastopm/pkg/cache"
 	"github.com/fastopm/fastopm/pkg/image"
 	"github.com/fastopm/fastopm/pkg/version"
@@ -37,7 +38,9 @@ func TestGenerateImage(t *testing.T) {
 	imagetest.Push(t, baseRef, imagetest.Image(t, map[string]string{"vendor": "opm"},
 		imagetest.LayerFromFiles(t, map[string]string{"bin/opm": "opm", "bin/grpc_health_probe": "probe"})))
 
-	const catalog = "../../testdata/catalogs/kube-descheduler-v4.12"
+	// The example catalog (its image's layers and digests are what is
+	// tested); TestGenerateImageServeCache builds a real one too.
+	const catalog = exampleCatalog
 	want, err := render(t, &Resolver{}, catalog)
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +79,7 @@ func TestGenerateImage(t *testing.T) {
 	if err := image.Unpack(context.Background(), img, dst); err != nil {
 		t.Fatal(err)
 	}
-	for p, body := range map[string]string{"bin/opm": "opm", "tmp/cache/stub": "cache of kube-descheduler-v4.12"} {
+	for p, body := range map[string]string{"bin/opm": "opm", "tmp/cache/stub": "cache of " + filepath.Base(exampleCatalog)} {
 		if data, err := os.ReadFile(filepath.Join(dst, filepath.FromSlash(p))); err != nil || string(data) != body {
 			t.Errorf("%s in the image: %q, %v; want %q", p, data, err, body)
 		}
@@ -116,16 +119,29 @@ func TestGenerateImageOpmBase(t *testing.T) {
 	if err := os.WriteFile(probe, []byte("#!probe"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
+	// The corpus run puts the running binary (the test) in the image, as
+	// opm does; the race suite a small stand-in, since gzip under the race
+	// detector takes half a minute for the test binary (docs/tests.md).
+	var opm string
+	if !testutil.Corpus {
+		opm = filepath.Join(t.TempDir(), "opm")
+		if err := os.WriteFile(opm, bytes.Repeat([]byte("#!opm\n"), 1<<16), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	self := opm
+	if self == "" {
+		var err error
+		if self, err = os.Executable(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	selfBytes, err := os.ReadFile(self)
 	if err != nil {
 		t.Fatal(err)
 	}
 	layoutDir := filepath.Join(t.TempDir(), "layout")
-	gen := GenerateImage{Dir: exampleCatalog, ProbeBinary: probe, Destination: image.LayoutPrefix + layoutDir, TempDir: t.TempDir()}
+	gen := GenerateImage{Dir: exampleCatalog, OpmBinary: opm, ProbeBinary: probe, Destination: image.LayoutPrefix + layoutDir, TempDir: t.TempDir()}
 	first, err := gen.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -299,7 +315,11 @@ func TestGenerateImageErrors(t *testing.T) {
 func TestGenerateImageServeCache(t *testing.T) {
 	t.Parallel()
 	host := imagetest.Registry(t)
-	for _, catalog := range []string{exampleCatalog, "../../testdata/catalogs/submariner-v4.14"} {
+	catalogs := []string{exampleCatalog}
+	if testutil.Corpus { // a real catalog of 3 MB, 34 files
+		catalogs = append(catalogs, "../../testdata/catalogs/submariner-v4.14")
+	}
+	for _, catalog := range catalogs {
 		t.Run(filepath.Base(catalog), func(t *testing.T) {
 			t.Parallel()
 			repo := host + "/" + filepath.Base(catalog)

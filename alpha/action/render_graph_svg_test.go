@@ -64,21 +64,27 @@ func svgTitles(t *testing.T, svg []byte) (nodes, edges map[string]int) {
 
 // TestRenderGraphSVG draws real catalogs and checks that the SVG holds
 // every bundle of every channel, every replaces and skips edge, one node
-// and edge per skipRange, and nothing else (but the legend).
+// and edge per skipRange, and nothing else (but the legend). The two
+// largest catalogs are drawn in the corpus build only.
 func TestRenderGraphSVG(t *testing.T) {
 	testutil.UseGraphviz(t)
-	for _, tc := range []struct {
+	type svgCase struct {
 		ref string
 		sel graph.Selection
-	}{
+	}
+	cases := []svgCase{
 		{"../../testdata/updates", graph.Selection{}},
-		{"../../testdata/catalogs/submariner-v4.14", graph.Selection{}},
 		{"../../testdata/catalogs/kube-descheduler-v4.12", graph.Selection{}},
-		{"../../testdata/catalogs/okderators", graph.Selection{Package: "odf-operator"}},
 		{"../../testdata/list-graph/catalogs/community-subset", graph.Selection{}},
 		{"../../testdata/list-graph/catalogs/graph-edge-cases", graph.Selection{}},
 		{"../../testdata/catalogs/fixture-olm-deprecations", graph.Selection{}},
-	} {
+	}
+	if testutil.Corpus {
+		cases = append(cases,
+			svgCase{"../../testdata/catalogs/submariner-v4.14", graph.Selection{}},
+			svgCase{"../../testdata/catalogs/okderators", graph.Selection{Package: "odf-operator"}})
+	}
+	for _, tc := range cases {
 		g, err := LoadGraph(context.Background(), []string{tc.ref}, nil, 0)
 		if err != nil {
 			t.Fatal(err)

@@ -190,7 +190,7 @@ func TestServeHTTP(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Run: %v\n%s", err, logs)
 				}
-			case <-time.After(20 * time.Second):
+			case <-time.After(2 * time.Minute): // a hang guard
 				t.Fatal("did not stop after cancel")
 			}
 			if _, err := client.Get(base + "/healthz"); err == nil {

@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -262,11 +263,37 @@ type result struct {
 	stdout, stderr string
 }
 
-// probeInProcess runs the probe in this process.
+// hangGuards are the connect and RPC timeouts every test probe gets
+// first: minutes, so that a loaded machine never misses them, and only a
+// hang waits for them (a probe that succeeds returns as soon as it has
+// its answer). A test's own -connect-timeout or -rpc-timeout comes later
+// in the arguments and wins.
+var hangGuards = []string{"-connect-timeout=2m", "-rpc-timeout=2m"}
+
+// probeInProcess runs the probe in this process, after hangGuards.
 func probeInProcess(args ...string) result {
 	var stdout, stderr bytes.Buffer
-	code := run(args, &stdout, &stderr)
+	code := run(slices.Concat(hangGuards, args), &stdout, &stderr)
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// failToConnect runs a probe that cannot connect and whose message must
+// name why the attempts failed ("(last error: ...)"), with probe, which
+// gets a -connect-timeout as its last arguments. That needs one attempt
+// (a dial, a TLS handshake) to fail within the timeout, which a loaded
+// machine may not manage in the 1s of upstream's default: so the timeout
+// starts there and doubles, up to a minute, while the message names no
+// error. The outcome never depends on the machine's speed; only the time
+// the test takes does. It returns the last result and its timeout.
+func failToConnect(t *testing.T, probe func(args ...string) result) (result, time.Duration) {
+	t.Helper()
+	for timeout := time.Second; ; timeout *= 2 {
+		r := probe("-connect-timeout", timeout.String())
+		if strings.Contains(r.stderr, "(last error: ") || timeout >= time.Minute {
+			return r, timeout
+		}
+		t.Logf("no connection attempt ended within %v; again with twice the time", timeout)
+	}
 }
 
 // expect checks the exit code and that stderr contains every one of want.

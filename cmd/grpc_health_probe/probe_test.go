@@ -6,12 +6,14 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -64,9 +66,11 @@ func TestNoHealthService(t *testing.T) {
 func TestConnectionRefused(t *testing.T) {
 	t.Parallel()
 	addr := closedAddr(t)
-	r := probeInProcess("-addr", addr, "-connect-timeout", "1s")
+	r, timeout := failToConnect(t, func(args ...string) result {
+		return probeInProcess(append([]string{"-addr", addr}, args...)...)
+	})
 	r.expect(t, exitConnectionFailure,
-		`timeout: failed to connect service "`+addr+`" within 1s`, "connection refused")
+		`timeout: failed to connect service "`+addr+`" within `+timeout.String(), "connection refused")
 }
 
 func TestConnectTimeout(t *testing.T) {
@@ -78,10 +82,12 @@ func TestConnectTimeout(t *testing.T) {
 
 func TestRPCTimeout(t *testing.T) {
 	t.Parallel()
-	addr, rec := startServer(t, serverConfig{health: blockingHealth{}})
+	addr, _ := startServer(t, serverConfig{health: blockingHealth{}})
+	// The exit code tells an RPC failure from a connection failure
+	// (whether the server saw the call before the client gave up depends
+	// on the machine's speed).
 	probeInProcess("-addr", addr, "-rpc-timeout", "200ms").expect(t, exitRPCFailure,
 		"timeout: health rpc did not complete within 200ms")
-	rec.only(t) // the RPC reached the server
 }
 
 // TestRPCTimeoutWithHeaders guards against an upstream bug where adding
@@ -164,7 +170,7 @@ func TestVerbose(t *testing.T) {
 	addr, _ := startServer(t, serverConfig{})
 	probeInProcess("-addr", addr, "-v", "-rpc-header", "x-a: b").expect(t, exitServing,
 		"parsed options:",
-		"> addr="+addr+" conn_timeout=1s rpc_timeout=1s",
+		"> addr="+addr+" conn_timeout=2m0s rpc_timeout=2m0s", // hangGuards
 		"> headers: x-a\n",
 		"> tls=false",
 		"establishing connection",
@@ -172,6 +178,19 @@ func TestVerbose(t *testing.T) {
 		"time elapsed: connect=",
 		"status: SERVING",
 	)
+}
+
+// TestDefaultTimeouts checks upstream's defaults, which the other tests
+// replace with hangGuards: 1s to connect, 1s for the RPC.
+func TestDefaultTimeouts(t *testing.T) {
+	t.Parallel()
+	o, err := parseFlags([]string{"-addr", "x:1"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.connTimeout != time.Second || o.rpcTimeout != time.Second {
+		t.Errorf("default timeouts: connect %v, rpc %v; want 1s and 1s", o.connTimeout, o.rpcTimeout)
+	}
 }
 
 func TestUnixSocket(t *testing.T) {
@@ -229,29 +248,38 @@ func TestTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// cause: the failure is checked for the handshake's error, which
+	// needs one handshake to end within the connect timeout
+	// (failToConnect).
 	for _, tc := range []struct {
-		name string
-		args []string
-		code int
-		want []string
+		name  string
+		args  []string
+		code  int
+		cause bool
+		want  []string
 	}{
-		{"trusted CA", []string{"-tls", "-tls-ca-cert", server.certFile}, exitServing, []string{"status: SERVING"}},
-		{"no verify", []string{"-tls", "-tls-no-verify"}, exitServing, []string{"status: SERVING"}},
-		{"server name override", []string{"-tls", "-tls-ca-cert", server.certFile, "-tls-server-name", "probe.test"}, exitServing, []string{"status: SERVING"}},
-		{"wrong server name", []string{"-tls", "-tls-ca-cert", server.certFile, "-tls-server-name", "wrong.test"}, exitConnectionFailure, []string{"timeout: failed to connect service", "wrong.test"}},
-		{"untrusted CA", []string{"-tls", "-tls-ca-cert", other.certFile}, exitConnectionFailure, []string{"timeout: failed to connect service", "certificate"}},
-		{"system roots", []string{"-tls"}, exitConnectionFailure, []string{"timeout: failed to connect service", "certificate"}},
-		{"plaintext to TLS server", nil, exitConnectionFailure, []string{"timeout: failed to connect service"}},
-		{"CA file missing", []string{"-tls", "-tls-ca-cert", filepath.Join(t.TempDir(), "nope.pem")}, exitInvalidArguments, []string{"failed to initialize tls credentials. error=", "nope.pem"}},
-		{"CA file not PEM", []string{"-tls", "-tls-ca-cert", notPEM}, exitInvalidArguments, []string{"failed to initialize tls credentials. error=no root CA certs parsed from file " + notPEM}},
-		{"client key missing", []string{"-tls", "-tls-no-verify", "-tls-client-cert", server.certFile, "-tls-client-key", notPEM}, exitInvalidArguments, []string{"failed to initialize tls credentials. error=failed to load tls client cert/key pair"}},
+		{"trusted CA", []string{"-tls", "-tls-ca-cert", server.certFile}, exitServing, false, []string{"status: SERVING"}},
+		{"no verify", []string{"-tls", "-tls-no-verify"}, exitServing, false, []string{"status: SERVING"}},
+		{"server name override", []string{"-tls", "-tls-ca-cert", server.certFile, "-tls-server-name", "probe.test"}, exitServing, false, []string{"status: SERVING"}},
+		{"wrong server name", []string{"-tls", "-tls-ca-cert", server.certFile, "-tls-server-name", "wrong.test"}, exitConnectionFailure, true, []string{"timeout: failed to connect service", "wrong.test"}},
+		{"untrusted CA", []string{"-tls", "-tls-ca-cert", other.certFile}, exitConnectionFailure, true, []string{"timeout: failed to connect service", "certificate"}},
+		{"system roots", []string{"-tls"}, exitConnectionFailure, true, []string{"timeout: failed to connect service", "certificate"}},
+		{"plaintext to TLS server", []string{"-connect-timeout", "300ms"}, exitConnectionFailure, false, []string{"timeout: failed to connect service"}},
+		{"CA file missing", []string{"-tls", "-tls-ca-cert", filepath.Join(t.TempDir(), "nope.pem")}, exitInvalidArguments, false, []string{"failed to initialize tls credentials. error=", "nope.pem"}},
+		{"CA file not PEM", []string{"-tls", "-tls-ca-cert", notPEM}, exitInvalidArguments, false, []string{"failed to initialize tls credentials. error=no root CA certs parsed from file " + notPEM}},
+		{"client key missing", []string{"-tls", "-tls-no-verify", "-tls-client-cert", server.certFile, "-tls-client-key", notPEM}, exitInvalidArguments, false, []string{"failed to initialize tls credentials. error=failed to load tls client cert/key pair"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			// Long enough for one handshake even on a loaded machine, as
-			// the failures are checked for its error.
-			args := append([]string{"-addr", addr, "-connect-timeout", "1s"}, tc.args...)
-			probeInProcess(args...).expect(t, tc.code, tc.want...)
+			args := append([]string{"-addr", addr}, tc.args...)
+			if !tc.cause {
+				probeInProcess(args...).expect(t, tc.code, tc.want...)
+				return
+			}
+			r, _ := failToConnect(t, func(timeout ...string) result {
+				return probeInProcess(slices.Concat(args, timeout)...)
+			})
+			r.expect(t, tc.code, tc.want...)
 		})
 	}
 }

@@ -3,20 +3,22 @@
 package cache
 
 import (
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/fastopm/fastopm/internal/shapecat"
 )
 
 // TestMain runs the tests, or, in the processes TestDeadBuildRemoved
 // starts (CACHE_TEST_DIR set), creates a build file in that directory,
-// prints its name and waits to be killed.
+// prints its name and waits to be killed: it lives until its standard
+// input ends, which the test holds open (and which ends with the test
+// process, should that die first), however long the test takes.
 func TestMain(m *testing.M) {
 	if dir := os.Getenv("CACHE_TEST_DIR"); dir != "" {
 		f, err := createBuildFile(dir)
@@ -25,7 +27,7 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		os.Stdout.WriteString(filepath.Base(f.Name()) + "\n")
-		time.Sleep(time.Minute)
+		_, _ = io.Copy(io.Discard, os.Stdin)
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
@@ -42,10 +44,14 @@ func TestDeadBuildRemoved(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		in, err := cmd.StdinPipe() // the helper lives while it is open
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		t.Cleanup(func() { cmd.Process.Kill(); in.Close(); cmd.Wait() })
 		buf := make([]byte, 256)
 		n, _ := out.Read(buf)
 		name := strings.TrimSpace(string(buf[:n]))

@@ -20,11 +20,18 @@ import (
 // step's CRDs compared.
 func cliUpdates(t *testing.T, dir, pkg, channel, from string) any {
 	t.Helper()
+	return cliUpdater(t, dir, pkg)(channel, from)
+}
+
+// cliUpdater reads the catalog and the package's CRDs once and gives
+// cliUpdates's answer for each channel and bundle asked.
+func cliUpdater(t *testing.T, dir, pkg string) func(channel, from string) any {
+	t.Helper()
 	cat, err := action.OpenModel(t.Context(), action.DirResolver{}, dir, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cat.Close()
+	t.Cleanup(func() { cat.Close() })
 	ix, err := cat.CRDs(t.Context(), func(p, _ string) bool { return p == pkg })
 	if err != nil {
 		t.Fatal(err)
@@ -33,19 +40,22 @@ func cliUpdates(t *testing.T, dir, pkg, channel, from string) any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := updates.Query{Model: cat.Model, Package: pkg, Channel: channel, From: from, CRDs: crds}.Run()
-	if err != nil {
-		t.Fatal(err)
+	return func(channel, from string) any {
+		t.Helper()
+		a, err := updates.Query{Model: cat.Model, Package: pkg, Channel: channel, From: from, CRDs: crds}.Run()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out any
+		if err := json.Unmarshal(b, &out); err != nil {
+			t.Fatal(err)
+		}
+		return out
 	}
-	b, err := json.Marshal(a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // cronCRD is a CustomResourceDefinition of the given scope.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -90,13 +91,22 @@ func TestPage(t *testing.T) {
 		t.Fatalf("no upgrade path from etcd 0.9.0: %+v", upd)
 	}
 
+	// OLM v1's answer for etcd's default channel, the page's first choice.
+	var etcd struct{ DefaultChannel string }
+	getJSONInto(t, ts.URL+"/api/v1/packages/etcd", &etcd)
+	var v1 struct{ Bundle struct{ Name string } }
+	getJSONInto(t, ts.URL+"/api/v1/olmv1/resolve?"+url.Values{"package": {"etcd"}, "channel": {etcd.DefaultChannel}}.Encode(), &v1)
+	if v1.Bundle.Name == "" {
+		t.Fatalf("OLM v1 resolves etcd's channel %q to nothing", etcd.DefaultChannel)
+	}
+
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1280, 800))
 	actx, cancel := chromedp.NewExecAllocator(t.Context(), opts...)
 	defer cancel()
 	ctx, cancel := chromedp.NewContext(actx, chromedp.WithLogf(func(string, ...any) {}), chromedp.WithErrorf(func(string, ...any) {}))
 	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
+	ctx, cancel = context.WithTimeout(ctx, 5*time.Minute) // hang guards, here and in wait
 	defer cancel()
 
 	text := func(sel string) string {
@@ -117,7 +127,7 @@ func TestPage(t *testing.T) {
 	}
 	wait := func(expr string) {
 		t.Helper()
-		if _, err := chromedp.Run(ctx, chromedp.Poll[any](expr, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		if _, err := chromedp.Run(ctx, chromedp.Poll[any](expr, chromedp.WithPollingTimeout(2*time.Minute))); err != nil {
 			t.Fatalf("waiting for %s: %v", expr, err)
 		}
 	}
@@ -153,9 +163,11 @@ func TestPage(t *testing.T) {
 			t.Errorf("%s: results count %q", base, got)
 		}
 
-		// Search, then open the package found.
+		// Search, then open the package found. The list is drawn again
+		// for each pause in the typing (a debounce): wait for the one of
+		// the whole word, the last, or the link clicked may be replaced.
 		do(chromedp.SendKeys("#search", "desched"))
-		wait(`document.querySelectorAll('#results li a').length === 1 && document.querySelector('#results-count').textContent.includes('matching')`)
+		wait(`document.querySelectorAll('#results li a').length === 1 && document.querySelector('#results-count').textContent.includes('matching \u201cdesched\u201d')`)
 		do(chromedp.Click("#results li a"))
 		wait(`document.querySelector('#package-name').textContent === 'cluster-kube-descheduler-operator'`)
 		if h := eval(`location.hash`); h != "#pkg=cluster-kube-descheduler-operator" {
@@ -216,6 +228,10 @@ func TestPage(t *testing.T) {
 		}
 		if n := eval(`document.querySelectorAll('#install-tree li').length`); n != float64(1) {
 			t.Errorf("%v bundles in the install tree, want 1", n)
+		}
+		wait(`document.querySelector('#install-olmv1') !== null`)
+		if got := text("#install-olmv1"); !regexp.MustCompile(`^OLM v1: a ClusterExtension gets ` + regexp.QuoteMeta(v1.Bundle.Name) + `[ ,;]`).MatchString(got) {
+			t.Errorf("OLM v1 line %q, the API resolves to %s", got, v1.Bundle.Name)
 		}
 
 		// Deprecations, and a package that does not exist.

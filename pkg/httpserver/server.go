@@ -8,7 +8,8 @@
 //   - JSON answers for people and tools: the packages, one package, its
 //     upgrade graph as SVG, and the upgrade path of an installed bundle
 //     (alpha/updates, each step with the changes of its CRDs OLM refuses:
-//     alpha/crdsafety);
+//     alpha/crdsafety), what OLM v0 installs (alpha/install) and what OLM v1
+//     resolves to and whether it installs (alpha/olmv1);
 //   - /healthz, /readyz and Prometheus /metrics;
 //   - a small web page (pkg/httpserver/ui).
 //
@@ -63,6 +64,8 @@ type Server struct {
 	h     http.Handler
 	// install is the resolver of /api/v1/install (install.go).
 	install installState
+	// olmv1 answers /api/v1/olmv1/ (olmv1.go).
+	olmv1 olmv1State
 }
 
 // validName is a DNS-1123 subdomain, as catalogd requires of a catalog's
@@ -126,6 +129,8 @@ func (s *Server) routes() http.Handler {
 		{"GET /api/v1/packages/{package}/graph.svg", "graph", s.graph},
 		{"GET /api/v1/updates", "updates", s.updates},
 		{"GET /api/v1/install", "install", s.installAnswer},
+		{"GET /api/v1/olmv1/resolve", "olmv1-resolve", s.olmv1Resolve},
+		{"GET /api/v1/olmv1/all", "olmv1-all", s.olmv1All},
 	}
 	inner := http.NewServeMux()
 	for _, r := range catalog {

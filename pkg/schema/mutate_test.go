@@ -9,10 +9,12 @@ import (
 
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/parser"
+
+	"github.com/fastopm/fastopm/internal/testutil"
 )
 
 var (
-	mutationRounds = flag.Int("mutation-rounds", 60, "mutants per seed blob in TestCheckMatchesReferenceOnMutations")
+	mutationRounds = flag.Int("mutation-rounds", 0, "mutants per seed blob in TestCheckMatchesReferenceOnMutations (0: 60 in the corpus build, 8 in the race suite)")
 	mutationSeed   = flag.Uint64("mutation-seed", 1, "random seed of TestCheckMatchesReferenceOnMutations")
 )
 
@@ -157,6 +159,12 @@ func TestCheckMatchesReferenceOnMutations(t *testing.T) {
 	keys := append(schemaLabels(t), "extra", "alm-examples", "~0", "0", "Schema")
 	m := &mutator{rng: rand.New(rand.NewPCG(*mutationSeed, 2)), keys: keys, strs: strs}
 	rounds := *mutationRounds
+	if rounds == 0 {
+		rounds = 8
+		if testutil.Corpus {
+			rounds = 60
+		}
+	}
 	if testing.Short() {
 		rounds = min(rounds, 5)
 	}

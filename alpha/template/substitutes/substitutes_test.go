@@ -571,7 +571,14 @@ func TestParallelRenders(t *testing.T) {
 		im := newImages(blobs)
 		rng := rand.New(rand.NewSource(int64(run)))
 		var mu sync.Mutex
+		// Until two renders have run at once, a render waits for the next
+		// to start (up to a hang guard): they overlap whatever the
+		// machine's speed. Then they finish in a random order.
+		overlapBy := time.Now().Add(time.Minute)
 		im.delay = func() time.Duration {
+			for im.maxSeen.Load() < 2 && time.Now().Before(overlapBy) {
+				time.Sleep(time.Millisecond)
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			return time.Duration(rng.Intn(20)) * time.Millisecond

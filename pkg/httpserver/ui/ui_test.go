@@ -249,7 +249,7 @@ func TestAssetsAreSelfContained(t *testing.T) {
 		}
 	}
 	for _, m := range regexp.MustCompile(`"(api/v1/[^"]*)"`).FindAllStringSubmatch(js, -1) {
-		if !slices.Contains([]string{"api/v1/packages?q=", "api/v1/packages/", "api/v1/updates?package=", "api/v1/install?package="}, m[1]) {
+		if !slices.Contains([]string{"api/v1/packages?q=", "api/v1/packages/", "api/v1/updates?package=", "api/v1/install?package=", "api/v1/olmv1/resolve?package="}, m[1]) {
 			t.Errorf("app.js: unexpected API URL %q", m[1])
 		}
 	}
@@ -266,7 +266,7 @@ func TestIDsDocumented(t *testing.T) {
 	}
 	comment := page[:end]
 	documented := map[string]bool{}
-	for _, m := range regexp.MustCompile(`#([a-z][a-z-]*)\b`).FindAllStringSubmatch(comment, -1) {
+	for _, m := range regexp.MustCompile(`#([a-z][a-z0-9-]*)\b`).FindAllStringSubmatch(comment, -1) {
 		documented[m[1]] = true
 	}
 	inPage := map[string]bool{}

@@ -61,14 +61,38 @@ func TestCommandsWired(t *testing.T) {
 }
 
 // TestRenderImages renders catalog and bundle images from an in-process
-// registry, alone and mixed with directories, through `opm render`.
+// registry, alone and mixed with directories, through `opm render`. The
+// catalog image holds the example catalog (JSON, YAML, an .indexignore);
+// the corpus build also renders a real catalog of 3 MB (34 YAML files)
+// as an image.
 func TestRenderImages(t *testing.T) {
 	isolateCredentials(t)
 	host := imagetest.Registry(t)
-	const catalog = goldenRoot + "/catalogs/submariner-v4.14"
-	catalogRef := host + "/catalogs/submariner:v4.14"
-	imagetest.Push(t, catalogRef, imagetest.Image(t, map[string]string{image.ConfigsLabel: "/configs"},
-		imagetest.LayerFromDir(t, catalog, "configs")))
+	catalogs := []string{exampleCatalog}
+	if testutil.Corpus {
+		catalogs = append(catalogs, goldenRoot+"/catalogs/submariner-v4.14")
+	}
+	var catalogRef string
+	for _, catalog := range catalogs {
+		catalogRef = host + "/catalogs/" + filepath.Base(catalog) + ":v1"
+		imagetest.Push(t, catalogRef, imagetest.Image(t, map[string]string{image.ConfigsLabel: "/configs"},
+			imagetest.LayerFromDir(t, catalog, "configs")))
+		for _, format := range []string{"json", "yaml"} {
+			code, want, errOut := run(t, "render", catalog, "-o", format)
+			if code != 0 {
+				t.Fatalf("render dir: %s", errOut)
+			}
+			code, got, errOut := run(t, "render", catalogRef, "-o", format)
+			if code != 0 {
+				t.Fatalf("render image: %s", errOut)
+			}
+			if got != want {
+				t.Errorf("%s -o %s: render of the catalog image differs from render of its directory", filepath.Base(catalog), format)
+			}
+		}
+	}
+	catalogRef = host + "/catalogs/example:v1"
+
 	bundleRef := host + "/bundles/hyperfoil@" // completed below with the digest
 	bundleImg := imagetest.BundleImage(t, smallBundle)
 	d, err := bundleImg.Digest()
@@ -79,20 +103,6 @@ func TestRenderImages(t *testing.T) {
 	imagetest.Push(t, bundleRef, bundleImg)
 	plainRef := host + "/plain:v1"
 	imagetest.Push(t, plainRef, imagetest.Image(t, nil, imagetest.LayerFromFiles(t, map[string]string{"x": "y"})))
-
-	for _, format := range []string{"json", "yaml"} {
-		code, want, errOut := run(t, "render", catalog, "-o", format)
-		if code != 0 {
-			t.Fatalf("render dir: %s", errOut)
-		}
-		code, got, errOut := run(t, "render", catalogRef, "-o", format)
-		if code != 0 {
-			t.Fatalf("render image: %s", errOut)
-		}
-		if got != want {
-			t.Errorf("-o %s: render of the catalog image differs from render of its directory", format)
-		}
-	}
 
 	// A bundle image renders like its directory with the image reference
 	// as template.
@@ -108,13 +118,15 @@ func TestRenderImages(t *testing.T) {
 		t.Errorf("bundle image render:\n%.400s\nwant:\n%.400s", got, want)
 	}
 
-	// Mixed: one stream in upstream's order (packages by name).
+	// Mixed: one stream in upstream's order (packages by name: the
+	// bundles' between the catalog's two).
 	code, mixed, errOut := run(t, "render", bundleRef, catalogRef, smallBundle)
 	if code != 0 {
 		t.Fatal(errOut)
 	}
-	if i, j := strings.Index(mixed, `"package": "hyperfoil-bundle"`), strings.Index(mixed, `"package": "submariner"`); i < 0 || j < 0 || i > j {
-		t.Errorf("mixed render lacks a package or is out of order (hyperfoil at %d, submariner at %d)", i, j)
+	i, j, k := strings.Index(mixed, `"package": "example-operator"`), strings.Index(mixed, `"package": "hyperfoil-bundle"`), strings.Index(mixed, `"package": "memcached"`)
+	if i < 0 || j < 0 || k < 0 || i > j || j > k {
+		t.Errorf("mixed render lacks a package or is out of order (example-operator at %d, hyperfoil at %d, memcached at %d)", i, j, k)
 	}
 
 	// The images are pulled at once; on a terminal a status line counts
@@ -134,7 +146,7 @@ func TestRenderImages(t *testing.T) {
 
 	// Neither catalog nor bundle: exit 1, the reason on stderr, nothing on
 	// stdout.
-	code, out, errOut := run(t, "render", catalog, plainRef)
+	code, out, errOut := run(t, "render", exampleCatalog, plainRef)
 	if code != 1 || out != "" || !strings.Contains(errOut, "image type could not be determined: image has no labels") {
 		t.Errorf("exit %d, stdout %d bytes, stderr %q", code, len(out), errOut)
 	}
@@ -319,7 +331,7 @@ func TestGenerateImageCmd(t *testing.T) {
 	}
 	g := &globalOptions{}
 	newCmd := func(s Streams) *cobra.Command { return newGenerateImageCmd(s, g, stub) }
-	const catalog = goldenRoot + "/catalogs/kube-descheduler-v4.12"
+	const catalog = exampleCatalog // the flags are tested; alpha/action builds a real catalog
 
 	first, stderr, err := execute(t, newCmd, catalog, "--base-image", baseRef, "--tag", host+"/catalog:v1", "-l", "team=olm")
 	if err != nil {

@@ -30,6 +30,9 @@ func newQueryUpdatesCmd(s Streams, g *globalOptions) *cobra.Command {
 		all      bool
 		output   string
 		cacheDir string
+		olm      olmFlags
+		channels []string
+		catalogs []string
 	)
 	cmd := &cobra.Command{
 		Use:   "updates INDEX --package PACKAGE (--from BUNDLE|VERSION | --all)",
@@ -64,10 +67,22 @@ catalog's olm.bundle.object properties carry them): the changes OLM v1's
 CRD upgrade-safety preflight refuses, and those OLM v0 refuses (a stored
 version removed; a schema that existing custom resources may no longer
 satisfy), are listed under "crds:" (with --all, those of each bundle's
-next step, below the table); -o json gives them for every step.`,
+next step, below the table); -o json gives them for every step.
+
+--olm v1 answers with OLM v1's rules instead (operator-controller v1.11.0):
+the bundle a ClusterExtension resolves to from the installed bundle, among
+the bundles of every channel (or of each --channel given) and of every
+catalog (INDEX and each --catalog), in --version-range, that replace, skip
+or skipRange-cover the installed bundle (or any, with
+--upgrade-constraint-policy SelfCertified): the highest version, preferring
+bundles olm.deprecations does not deprecate; and whether OLM v1 can
+install it. --olm both shows OLM v0's and v1's answers side by side and
+where they differ.`,
 		Example: `  opm alpha query updates ./catalog --package etcd --from etcdoperator.v0.9.0
   opm alpha query updates quay.io/example/catalog:latest --package etcd --channel alpha --from 0.9.2 -o json
-  opm alpha query updates ./catalog --package etcd --all`,
+  opm alpha query updates ./catalog --package etcd --all
+  opm alpha query updates ./catalog --package etcd --from etcdoperator.v0.9.0 --olm both
+  opm alpha query updates ./catalog --package etcd --from 0.9.0 --olm v1 --version-range "<0.9.4"`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "text" && output != "json" {
@@ -75,6 +90,20 @@ next step, below the table); -o json gives them for every step.`,
 			}
 			if q.Package == "" {
 				return &usageReport{fmt.Errorf("--package is required")}
+			}
+			if err := olm.check(); err != nil {
+				return &usageReport{err}
+			}
+			if olm.olm != "v0" {
+				return runUpdatesOLM(cmd, s, g, cacheDir, args, catalogs, &olm, q.Package, channels, q.From, all, output)
+			}
+			switch {
+			case len(channels) > 1:
+				return &usageReport{fmt.Errorf("OLM v0 follows one channel: give several --channel only with --olm v1")}
+			case len(catalogs) > 0:
+				return &usageReport{fmt.Errorf("--catalog adds OLM v1 catalogs: add --olm v1 or --olm both")}
+			case len(channels) == 1:
+				q.Channel = channels[0]
 			}
 			if all == (q.From != "") {
 				return &usageReport{fmt.Errorf("give exactly one of --from and --all")}
@@ -119,10 +148,13 @@ next step, below the table); -o json gives them for every step.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&q.Package, "package", "p", "", "the package")
-	f.StringVarP(&q.Channel, "channel", "c", "", "the channel (default: the package's default channel)")
+	f.StringArrayVarP(&channels, "channel", "c", nil, "the channel (default: the package's default channel; with --olm v1, every channel); repeatable with --olm v1")
 	f.StringVar(&q.From, "from", "", "the installed bundle: a bundle name or a version")
 	f.BoolVar(&all, "all", false, "answer for every bundle of the channel")
 	f.StringVarP(&output, "output", "o", "text", "Output format (text|json)")
+	f.StringArrayVar(&catalogs, "catalog", nil, "OLM v1: another catalog as NAME=REF[,priority=N] (repeatable)")
+	f.StringVar(&olm.installedVersion, "installed-version", "", "OLM v1: the installed bundle's version, when --from names a bundle the catalogs do not hold")
+	addOLMFlags(cmd, &olm)
 	addImageCacheFlag(cmd, &cacheDir)
 	return cmd
 }

@@ -19,6 +19,8 @@ func newQueryInstallCmd(s Streams, g *globalOptions) *cobra.Command {
 		all, every bool
 		output     string
 		cacheDir   string
+		olm        olmFlags
+		channels   []string
 	)
 	cmd := &cobra.Command{
 		Use:   "install INDEX... --package PACKAGE [--channel CHANNEL] [--version VERSION | --bundle BUNDLE] | --all [--every-bundle]",
@@ -52,16 +54,39 @@ also for every bundle, as a starting bundle) in a table, or JSON.
 
 Exit codes: 0 when the Subscription is installable (and always with
 --all), 1 when it is not, 2 when a catalog cannot be read or the question
-is wrong.`,
+is wrong.
+
+--olm v1 answers with OLM v1's rules instead (operator-controller v1.11.0):
+the one bundle a new ClusterExtension for the package resolves to (the
+highest version of the channels given, or of every channel, in
+--version-range, preferring bundles olm.deprecations does not deprecate,
+across catalogs by priority), and whether OLM v1 can install it at all:
+no dependencies, the AllNamespaces install mode (or --watch-namespace),
+no API services, and the registry+v1 validators, in operator-controller's
+words. --all answers for every package and channel of the catalog;
+--olm both sets OLM v0's answers beside v1's.`,
 		Example: `  opm alpha query install ./catalog --package etcd
   opm alpha query install ./community --catalog certified=quay.io/example/certified:v4.16,priority=10 --package foo --channel stable -o json
   opm alpha query install ./catalog --all
-  opm alpha query install ./catalog ./other-catalog --all --every-bundle -o json`,
+  opm alpha query install ./catalog ./other-catalog --all --every-bundle -o json
+  opm alpha query install ./catalog --package etcd --olm v1
+  opm alpha query install ./catalog --all --olm both`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "text" && output != "json" {
 				return &ExitError{Code: 2, Err: fmt.Errorf("invalid --output value %q, expected (text|json)", output)}
 			}
+			if err := olm.check(); err != nil {
+				return &usageReport{err}
+			}
+			if len(channels) > 1 && olm.olm == "v0" {
+				return &usageReport{errors.New("a Subscription has one channel: give several --channel only with --olm v1")}
+			}
+			if len(channels) == 1 {
+				sub.Channel = channels[0]
+			}
 			switch {
+			case olm.olm != "v0" && (every || version != "" || sub.StartingCSV != ""):
+				return &usageReport{errors.New("--every-bundle, --version and --bundle are OLM v0 questions (a starting bundle); OLM v1 takes --version-range")}
 			case every && !all:
 				return &usageReport{errors.New("--every-bundle needs --all")}
 			case all && (sub.Package != "" || sub.Channel != "" || sub.StartingCSV != "" || version != ""):
@@ -83,6 +108,9 @@ is wrong.`,
 					return &usageReport{err}
 				}
 				cats = append(cats, ic)
+			}
+			if olm.olm != "v0" {
+				return runInstallOLM(cmd, s, g, cacheDir, cats, &olm, sub, channels, all, output)
 			}
 			action.NameInstallCatalogs(cats)
 			res := &action.Resolver{ImageOptions: g.imageOptions(cacheDir), MaxFileSize: g.maxFileSize.limit(),
@@ -136,7 +164,7 @@ is wrong.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&sub.Package, "package", "p", "", "the package the Subscription names")
-	f.StringVarP(&sub.Channel, "channel", "c", "", "the Subscription's channel (default: none, every channel, the default one first)")
+	f.StringArrayVarP(&channels, "channel", "c", nil, "the Subscription's channel (default: none, every channel, the default one first); repeatable with --olm v1")
 	f.StringVar(&version, "version", "", "the starting bundle, by version")
 	f.StringVar(&sub.StartingCSV, "bundle", "", "the starting bundle (spec.startingCSV), by name")
 	f.StringVar(&sub.Catalog, "source", "", "the catalog the Subscription names (default: the first)")
@@ -144,6 +172,7 @@ is wrong.`,
 	f.BoolVar(&all, "all", false, "answer for every package and channel of the catalog")
 	f.BoolVar(&every, "every-bundle", false, "with --all, answer for every bundle of each channel too")
 	f.StringVarP(&output, "output", "o", "text", "Output format (text|json)")
+	addOLMFlags(cmd, &olm)
 	addImageCacheFlag(cmd, &cacheDir)
 	return cmd
 }

@@ -73,7 +73,9 @@ func TestRenderTemplateGolden(t *testing.T) {
 	if err := tmplfixture.ExpandTemplates(testdata, tmplDir, srv.Host); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range cases {
+	// The race suite runs a sample that still has every fixture, every
+	// way of calling and every catalog; the corpus build all of them.
+	for _, c := range testutil.Cover(cases, templateCaseFeatures) {
 		t.Run(c.Name, func(t *testing.T) {
 			w, ok := byName[c.Name]
 			if !ok {
@@ -112,6 +114,33 @@ func TestRenderTemplateGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// templateCaseFeatures is what a case of tmplfixture.Cases exercises,
+// for the race suite's sample (testutil.Cover): a render-template case
+// its fixture and its way of calling the command ("<type>-<fixture
+// file>.<way>.<format>"; each way on a valid and on an invalid fixture),
+// a convert-template case (basic or substitutes) on a catalog file its
+// catalog and output format; every other case (errors, flags) is one of a kind.
+func templateCaseFeatures(c tmplfixture.Case) []string {
+	name := c.Name
+	if kind, ok := strings.CutSuffix(strings.SplitN(name, "catalog", 2)[0], "-"); ok && strings.HasPrefix(name, "convert-") {
+		src := strings.Split(c.Args[len(c.Args)-1], "/") // {testdata}/<root>/<catalog>/...
+		if len(src) > 3 {
+			return []string{kind + " " + src[1] + "/" + src[2], kind + " " + filepath.Ext(name)}
+		}
+	}
+	if kind, _, _ := strings.Cut(name, "-"); kind == "basic" || kind == "semver" || kind == "detect" {
+		parts := strings.Split(name, ".")
+		if len(parts) > 3 {
+			fixture, way := strings.Join(parts[:len(parts)-2], "."), kind+" "+strings.Join(parts[len(parts)-2:], ".")
+			if strings.Contains(fixture, "-err-") {
+				way += " (error)"
+			}
+			return []string{fixture, way}
+		}
+	}
+	return []string{name}
 }
 
 // TestRenderTemplateProgress: on a terminal the bundle images pulled are

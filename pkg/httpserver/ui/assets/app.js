@@ -460,6 +460,30 @@
     if (seq !== instSeq) return;
     clear(out);
     renderInstall(out, a);
+    askInstallOLMv1(out, seq);
+  }
+
+  // askInstallOLMv1 adds one line: what a ClusterExtension for the same
+  // channel resolves to, and whether OLM v1 can install it.
+  async function askInstallOLMv1(out, seq) {
+    const url = "api/v1/olmv1/resolve?package=" + encodeURIComponent(currentPkg.name) +
+      "&channel=" + encodeURIComponent($("install-channel").value);
+    let msg, ok = false;
+    try {
+      const a = await getJSON(url);
+      const inst = a.installable || {};
+      if (!a.bundle) msg = "does not resolve: " + (a.error || "");
+      else if (inst.status === "installable") {
+        ok = true;
+        msg = "a ClusterExtension gets " + a.bundle.name + " and OLM v1 can install it.";
+      } else if (inst.status === "not installable") {
+        msg = "a ClusterExtension gets " + a.bundle.name + ", which OLM v1 cannot install: " + (inst.reasons || []).join("; ");
+      } else msg = "a ClusterExtension gets " + a.bundle.name + "; whether OLM v1 can install it is unknown (the catalog carries no bundle objects).";
+    } catch (e) {
+      msg = e.message;
+    }
+    if (seq !== instSeq) return;
+    out.append(el("p", { id: "install-olmv1", class: ok ? "ok" : "error" }, "OLM v1: " + msg));
   }
 
   function installText(b) {

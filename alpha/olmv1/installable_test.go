@@ -1,0 +1,330 @@
+package olmv1
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fastopm/fastopm/alpha/declcfg"
+	"github.com/fastopm/fastopm/alpha/property"
+)
+
+// csv is a hand-made ClusterServiceVersion's spec.
+type csv struct {
+	modes       []string // supported install modes (AllNamespaces when nil)
+	deployments []string
+	owned       []string
+	apiServices int
+	webhooks    []Webhook
+}
+
+func (c csv) manifest() string {
+	modes := c.modes
+	if modes == nil {
+		modes = []string{AllNamespaces}
+	}
+	var ims []map[string]any
+	for _, m := range []string{OwnNamespace, SingleNamespace, MultiNamespace, AllNamespaces} {
+		ims = append(ims, map[string]any{"type": m, "supported": slices.Contains(modes, m)})
+	}
+	deps := []map[string]any{}
+	for _, d := range c.deployments {
+		deps = append(deps, map[string]any{"name": d, "spec": map[string]any{}})
+	}
+	owned := []map[string]any{}
+	for _, o := range c.owned {
+		owned = append(owned, map[string]any{"name": o, "version": "v1", "kind": "K"})
+	}
+	apis := []map[string]any{}
+	for i := 0; i < c.apiServices; i++ {
+		apis = append(apis, map[string]any{"name": "v1.example.com", "group": "example.com", "version": "v1", "kind": "K"})
+	}
+	js, _ := json.Marshal(map[string]any{
+		"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
+		"metadata": map[string]any{"name": "op.v1.0.0"},
+		"spec": map[string]any{
+			"install":                   map[string]any{"strategy": "deployment", "spec": map[string]any{"deployments": deps}},
+			"installModes":              ims,
+			"customresourcedefinitions": map[string]any{"owned": owned},
+			"apiservicedefinitions":     map[string]any{"owned": apis},
+			"webhookdefinitions":        c.webhooks,
+		},
+	})
+	return string(js)
+}
+
+func crd(name string, preserve bool) string {
+	return fmt.Sprintf(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":%q},"spec":{"preserveUnknownFields":%v}}`, name, preserve)
+}
+
+func yamlObject(kind, name string) string {
+	return fmt.Sprintf("apiVersion: v1\nkind: %s\nmetadata:\n  name: %s\n", kind, name)
+}
+
+// bundleWith is a bundle whose olm.bundle.object properties hold the
+// manifests, read as a catalog's bundle is.
+func bundleWith(pkg string, manifests ...string) *Bundle {
+	bd := declcfg.Bundle{Name: "op.v1.0.0", Package: pkg, Properties: []property.Property{pkgProp(pkg, "1.0.0")}}
+	for _, m := range manifests {
+		v, _ := json.Marshal(map[string]string{"data": base64.StdEncoding.EncodeToString([]byte(m))})
+		bd.Properties = append(bd.Properties, property.Property{Type: property.TypeBundleObject, Value: v})
+	}
+	return NewBundle(&bd)
+}
+
+const dns1123 = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+
+// TestCheck restates the cases of operator-controller v1.11.0's
+// validators (rukpak/render/registryv1/validators/validator_test.go), its
+// manifest provider's (applier/provider_test.go), render's target
+// namespaces and the CRD generator's conversion check, with their words.
+func TestCheck(t *testing.T) {
+	long := "a-name-is-w" + strings.Repeat("a", 240) + "y-too-long-and-bad-"
+	conv := func(name string, crds ...string) Webhook {
+		return Webhook{Type: webhookConversion, GenerateName: name, DeploymentName: "d", ConversionCRDs: crds}
+	}
+	adm := func(typ, name string, groups, resources []string) Webhook {
+		return Webhook{Type: typ, GenerateName: name, DeploymentName: "d", Rules: []WebhookRule{{APIGroups: groups, Resources: resources}}}
+	}
+	for _, tc := range []struct {
+		name      string
+		pkg       string
+		manifests []string
+		cfg       Config
+		want      []string
+	}{
+		{name: "a plain bundle installs", manifests: []string{csv{deployments: []string{"d"}, owned: []string{"a.crd"}}.manifest(), crd("a.crd", false), yamlObject("Service", "s")}},
+		{name: "duplicate deployment names, sorted", manifests: []string{csv{deployments: []string{"test-deployment-b", "test-deployment-a", "test-deployment-b", "test-deployment-a"}}.manifest()},
+			want: []string{"cluster service version contains duplicate strategy deployment spec 'test-deployment-a'", "cluster service version contains duplicate strategy deployment spec 'test-deployment-b'"}},
+		{name: "deployment names not DNS-1123, sorted", manifests: []string{csv{deployments: []string{long, "-bad-name"}}.manifest()},
+			want: []string{"invalid cluster service version strategy deployment name '-bad-name': " + dns1123,
+				"invalid cluster service version strategy deployment name '" + long + "': " + dns1123 + ", must be no more than 253 characters"}},
+		{name: "duplicate CRDs, sorted", manifests: []string{csv{}.manifest(), crd("c.crd.something", false), crd("a.crd.something", false), crd("c.crd.something", false), crd("a.crd.something", false)},
+			want: []string{"bundle contains duplicate custom resource definition 'a.crd.something'", "bundle contains duplicate custom resource definition 'c.crd.something'"}},
+		{name: "owned CRDs missing, sorted", manifests: []string{csv{owned: []string{"c.crd.something", "a.crd.something", "b.crd.something"}}.manifest()},
+			want: []string{"cluster service definition references owned custom resource definition 'a.crd.something' not found in bundle",
+				"cluster service definition references owned custom resource definition 'b.crd.something' not found in bundle",
+				"cluster service definition references owned custom resource definition 'c.crd.something' not found in bundle"}},
+		{name: "empty package name", pkg: "-", manifests: []string{csv{}.manifest()}, want: []string{"package name is empty"}},
+		{name: "conversion webhooks with AllNamespaces only", manifests: []string{csv{deployments: []string{"d"}, owned: []string{"a"}, webhooks: []Webhook{conv("w", "a")}}.manifest(), crd("a", false)}},
+		{name: "validating webhook with more modes than AllNamespaces", manifests: []string{csv{modes: []string{AllNamespaces, SingleNamespace}, deployments: []string{"d"}, webhooks: []Webhook{adm("ValidatingAdmissionWebhook", "w", []string{"apps"}, []string{"deployments"})}}.manifest()}},
+		{name: "conversion webhooks with more modes than AllNamespaces", manifests: []string{csv{modes: []string{AllNamespaces, SingleNamespace}, deployments: []string{"d"}, owned: []string{"a", "b"},
+			webhooks: []Webhook{conv("webhook-b", "b"), conv("webhook-a", "a")}}.manifest(), crd("a", false), crd("b", false)},
+			want: []string{
+				`bundle contains conversion webhook "webhook-b" and supports install modes [AllNamespaces SingleNamespace] - conversion webhooks are only supported for bundles that only support AllNamespaces install mode`,
+				`bundle contains conversion webhook "webhook-a" and supports install modes [AllNamespaces SingleNamespace] - conversion webhooks are only supported for bundles that only support AllNamespaces install mode`}},
+		{name: "webhooks of a missing deployment, sorted", manifests: []string{csv{deployments: []string{"d"}, webhooks: []Webhook{
+			{Type: "ValidatingAdmissionWebhook", GenerateName: "b", DeploymentName: "y"}, {Type: "MutatingAdmissionWebhook", GenerateName: "a", DeploymentName: "y"}, {Type: "ValidatingAdmissionWebhook", GenerateName: "c", DeploymentName: "x"}}}.manifest()},
+			want: []string{"webhook of type 'ValidatingAdmissionWebhook' with name 'c' references non-existent deployment 'x'",
+				"webhook of type 'MutatingAdmissionWebhook' with name 'a' references non-existent deployment 'y'",
+				"webhook of type 'ValidatingAdmissionWebhook' with name 'b' references non-existent deployment 'y'"}},
+		{name: "duplicate webhook names per type", manifests: []string{csv{deployments: []string{"d"}, webhooks: []Webhook{
+			{Type: "ValidatingAdmissionWebhook", GenerateName: "w", DeploymentName: "d"}, {Type: "ValidatingAdmissionWebhook", GenerateName: "w", DeploymentName: "d"}, {Type: "MutatingAdmissionWebhook", GenerateName: "w", DeploymentName: "d"}}}.manifest()},
+			want: []string{"duplicate webhook 'w' of type 'ValidatingAdmissionWebhook'"}},
+		{name: "webhook names not DNS-1123", manifests: []string{csv{deployments: []string{"d"}, webhooks: []Webhook{{Type: "MutatingAdmissionWebhook", GenerateName: "Bad_Name", DeploymentName: "d"}}}.manifest()},
+			want: []string{"webhook of type 'MutatingAdmissionWebhook' has invalid name 'Bad_Name': " + dns1123}},
+		{name: "two conversion webhooks for one CRD", manifests: []string{csv{deployments: []string{"d"}, owned: []string{"a"}, webhooks: []Webhook{conv("w2", "a"), conv("w1", "a")}}.manifest(), crd("a", false)},
+			want: []string{"conversion webhooks [w1,w2] reference same custom resource definition 'a'"}},
+		{name: "conversion webhook for a CRD not owned", manifests: []string{csv{deployments: []string{"d"}, webhooks: []Webhook{conv("w", "b.crd", "a.crd")}}.manifest()},
+			want: []string{"conversion webhook 'w' references custom resource definition 'a.crd' not owned bundle", "conversion webhook 'w' references custom resource definition 'b.crd' not owned bundle"}},
+		{name: "forbidden webhook rules", manifests: []string{csv{deployments: []string{"d"}, webhooks: []Webhook{
+			adm("ValidatingAdmissionWebhook", "webhook-z", []string{"*"}, nil),
+			adm("MutatingAdmissionWebhook", "webhook-a", []string{"olm.operatorframework.io"}, nil),
+			adm("ValidatingAdmissionWebhook", "webhook-b", []string{"admissionregistration.k8s.io"}, []string{"MutatingWebhookConfiguration", "validatingwebhookconfigurations", "*", "pods"}),
+			conv("webhook-c")}}.manifest()},
+			want: []string{`webhook "webhook-z" contains forbidden rule: admission webhook rules cannot reference API group "*"`,
+				`webhook "webhook-a" contains forbidden rule: admission webhook rules cannot reference API group "olm.operatorframework.io"`,
+				`webhook "webhook-b" contains forbidden rule: admission webhook rules cannot reference resource "MutatingWebhookConfiguration" for API group "admissionregistration.k8s.io"`,
+				`webhook "webhook-b" contains forbidden rule: admission webhook rules cannot reference resource "validatingwebhookconfigurations" for API group "admissionregistration.k8s.io"`,
+				`webhook "webhook-b" contains forbidden rule: admission webhook rules cannot reference resource "*" for API group "admissionregistration.k8s.io"`}},
+		{name: "unsupported object kinds", manifests: []string{csv{}.manifest(), yamlObject("Deployment", "dep"), yamlObject("ConfigMap", "cm"), yamlObject("Namespace", "ns")},
+			want: []string{`unsupported resource "dep" with kind "Deployment"`, `unsupported resource "ns" with kind "Namespace"`}},
+		{name: "conversion CRD that preserves unknown fields", manifests: []string{csv{deployments: []string{"d"}, owned: []string{"a"}, webhooks: []Webhook{conv("w", "a")}}.manifest(), crd("a", true)},
+			want: []string{"custom resource definition 'a' must have .spec.preserveUnknownFields set to false to let API Server call webhook to do the conversion"}},
+		// The manifest provider (applier/provider_test.go).
+		{name: "owned API services", manifests: []string{csv{apiServices: 1}.manifest()}, want: []string{"unsupported bundle: apiServiceDefintions are not supported"}},
+		{name: "webhooks without a certificate provider", cfg: Config{NoWebhookProvider: true}, manifests: []string{csv{deployments: []string{"d"}, webhooks: []Webhook{adm("ValidatingAdmissionWebhook", "w", nil, nil)}}.manifest()},
+			want: []string{"unsupported bundle: webhookDefinitions are not supported"}},
+		{name: "no AllNamespaces without the feature gate", manifests: []string{csv{modes: []string{OwnNamespace, SingleNamespace}}.manifest()},
+			want: []string{"unsupported bundle: bundle does not support AllNamespaces install mode"}},
+		{name: "MultiNamespace only", manifests: []string{csv{modes: []string{MultiNamespace}}.manifest()},
+			want: []string{"unsupported bundle: bundle does not support AllNamespaces install mode", "unsupported bundle: bundle must support at least one of [AllNamespaces SingleNamespace OwnNamespace] install modes"}},
+		{name: "no CSV", manifests: []string{crd("a", false)}, want: []string{`no ClusterServiceVersion found in "manifests"`}},
+		// The watchNamespace configuration, with the gate.
+		{name: "OwnNamespace with its namespace", cfg: Config{SingleOwnNamespace: true, InstallNamespace: "ns", WatchNamespace: "ns"}, manifests: []string{csv{modes: []string{OwnNamespace}}.manifest()}},
+		{name: "OwnNamespace with another namespace", cfg: Config{SingleOwnNamespace: true, InstallNamespace: "ns", WatchNamespace: "other"}, manifests: []string{csv{modes: []string{OwnNamespace}}.manifest()},
+			want: []string{`invalid ClusterExtension configuration: invalid configuration: invalid format for field "watchNamespace": 'other' is not valid ownNamespaceInstallMode: invalid value "other": must be "ns" (the namespace where the operator is installed) because this operator only supports OwnNamespace install mode`}},
+		{name: "SingleNamespace with the install namespace", cfg: Config{SingleOwnNamespace: true, InstallNamespace: "ns", WatchNamespace: "ns"}, manifests: []string{csv{modes: []string{SingleNamespace}}.manifest()},
+			want: []string{`invalid ClusterExtension configuration: invalid configuration: invalid format for field "watchNamespace": 'ns' is not valid singleNamespaceInstallMode: invalid value "ns": must be different from "ns" (the install namespace) because this operator uses SingleNamespace install mode to watch a different namespace`}},
+		{name: "SingleNamespace with another namespace", cfg: Config{SingleOwnNamespace: true, InstallNamespace: "ns", WatchNamespace: "other"}, manifests: []string{csv{modes: []string{SingleNamespace}}.manifest()}},
+		{name: "SingleNamespace without a watchNamespace", cfg: Config{SingleOwnNamespace: true, InstallNamespace: "ns"}, manifests: []string{csv{modes: []string{SingleNamespace}}.manifest()},
+			want: []string{`invalid ClusterExtension configuration: invalid configuration: required field "watchNamespace" is missing`}},
+		{name: "watchNamespace for an AllNamespaces-only bundle", cfg: Config{SingleOwnNamespace: true, InstallNamespace: "ns", WatchNamespace: "other"}, manifests: []string{csv{}.manifest()},
+			want: []string{`invalid ClusterExtension configuration: invalid configuration: unknown field "watchNamespace"`}},
+		{name: "watchNamespace not a namespace name", cfg: Config{SingleOwnNamespace: true, InstallNamespace: "ns", WatchNamespace: "Not_A_Name"}, manifests: []string{csv{modes: []string{SingleNamespace}}.manifest()},
+			want: []string{`invalid ClusterExtension configuration: invalid configuration: field "watchNamespace" must match pattern "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"`}},
+		{name: "AllNamespaces and OwnNamespace with its namespace", cfg: Config{SingleOwnNamespace: true, InstallNamespace: "ns", WatchNamespace: "ns"}, manifests: []string{csv{modes: []string{AllNamespaces, OwnNamespace}}.manifest()}},
+		{name: "AllNamespaces and OwnNamespace with another namespace", cfg: Config{SingleOwnNamespace: true, InstallNamespace: "ns", WatchNamespace: "other"}, manifests: []string{csv{modes: []string{AllNamespaces, OwnNamespace}}.manifest()},
+			want: []string{`invalid ClusterExtension configuration: invalid configuration: invalid value for field "watchNamespace"`}},
+		{name: "Own and Single with another namespace", cfg: Config{SingleOwnNamespace: true, InstallNamespace: "ns", WatchNamespace: "other"}, manifests: []string{csv{modes: []string{OwnNamespace, SingleNamespace}}.manifest()}},
+		{name: "Own and Single without an install namespace: the one that suits", cfg: Config{SingleOwnNamespace: true, WatchNamespace: "other"}, manifests: []string{csv{modes: []string{OwnNamespace}}.manifest()}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pkg := "op"
+			if tc.pkg == "-" {
+				pkg = ""
+			} else if tc.pkg != "" {
+				pkg = tc.pkg
+			}
+			in := Check(bundleWith(pkg, tc.manifests...), tc.cfg)
+			if !slices.Equal(in.Reasons, tc.want) {
+				t.Fatalf("reasons:\n  %s\nwant:\n  %s", strings.Join(in.Reasons, "\n  "), strings.Join(tc.want, "\n  "))
+			}
+			want := Installable
+			if len(tc.want) > 0 {
+				want = NotInstallable
+			}
+			if in.Status != want || in.Checked != "bundle objects" {
+				t.Errorf("status %s (checked %s), want %s", in.Status, in.Checked, want)
+			}
+		})
+	}
+}
+
+// TestCheckWithoutObjects: dependencies (resolve's validation_test.go)
+// and what olm.csv.metadata tells; without objects the answer is unknown
+// unless a reason is found.
+func TestCheckWithoutObjects(t *testing.T) {
+	dep := func(typ string) property.Property {
+		return property.Property{Type: typ, Value: json.RawMessage(`{}`)}
+	}
+	meta := func(modes ...string) property.Property {
+		var ims []InstallMode
+		for _, m := range modes {
+			ims = append(ims, InstallMode{Type: m, Supported: true})
+		}
+		v, _ := json.Marshal(map[string]any{"installModes": ims})
+		return property.Property{Type: property.TypeCSVMetadata, Value: v}
+	}
+	for _, tc := range []struct {
+		name    string
+		props   []property.Property
+		status  Status
+		checked string
+		want    []string
+	}{
+		{"no dependencies, nothing else", nil, Unknown, "properties only", nil},
+		{"a package dependency", []property.Property{dep(property.TypePackageRequired)}, NotInstallable, "properties only",
+			[]string{`bundle "b" has a dependency declared via property "olm.package.required" which is currently not supported`}},
+		{"gvk and constraint, each once", []property.Property{dep(property.TypeGVKRequired), dep(property.TypeConstraint), dep(property.TypeGVKRequired)}, NotInstallable, "properties only",
+			[]string{`bundle "b" has a dependency declared via property "olm.gvk.required" which is currently not supported`,
+				`bundle "b" has a dependency declared via property "olm.constraint" which is currently not supported`}},
+		{"a label dependency is no dependency to OLM v1", []property.Property{dep("olm.label.required")}, Unknown, "properties only", nil},
+		{"csv metadata with AllNamespaces", []property.Property{meta(AllNamespaces, OwnNamespace)}, Unknown, "olm.csv.metadata only", nil},
+		{"csv metadata without AllNamespaces", []property.Property{meta(OwnNamespace)}, NotInstallable, "olm.csv.metadata only",
+			[]string{"unsupported bundle: bundle does not support AllNamespaces install mode"}},
+	} {
+		bd := declcfg.Bundle{Name: "b", Package: "p", Properties: append([]property.Property{pkgProp("p", "1.0.0")}, tc.props...)}
+		in := Check(NewBundle(&bd), Config{})
+		if in.Status != tc.status || in.Checked != tc.checked || !slices.Equal(in.Reasons, tc.want) {
+			t.Errorf("%s: got %s (%s) %q, want %s (%s) %q", tc.name, in.Status, in.Checked, in.Reasons, tc.status, tc.checked, tc.want)
+		}
+	}
+}
+
+// TestResolveRefusesDependencies: the resolver's NoDependencyValidation
+// fails the resolution of a bundle with a dependency, naming the first
+// (TestValidationFailed), and does not pick another bundle.
+func TestResolveRefusesDependencies(t *testing.T) {
+	f := genPackage("pkg")
+	f.bundles[5].Properties = append(f.bundles[5].Properties,
+		property.Property{Type: property.TypeGVKRequired, Value: json.RawMessage(`{"group":"g","kind":"K","version":"v1"}`)},
+		property.Property{Type: property.TypePackageRequired, Value: json.RawMessage(`{"packageName":"x","versionRange":">=1.0.0"}`)})
+	r := newResolver(t, catalogOf(t, "c", 0, f))
+	a, err := r.Resolve(Spec{Package: "pkg"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `validating bundle "pkg.v3.0.0": bundle "pkg.v3.0.0" has a dependency declared via property "olm.gvk.required" which is currently not supported`
+	if a.Resolved || a.Error != want || a.Bundle == nil || a.Bundle.Name != "pkg.v3.0.0" {
+		t.Fatalf("got resolved=%v %q (bundle %+v), want %q", a.Resolved, a.Error, a.Bundle, want)
+	}
+	if a.Installable == nil || a.Installable.Status != NotInstallable || len(a.Installable.Reasons) != 2 {
+		t.Errorf("installable: %+v", a.Installable)
+	}
+}
+
+// TestManifestDecode: only a CSV's and a CRD's spec must decode; another
+// object's spec may hold anything; a manifest that is no object is
+// reported.
+func TestManifestDecode(t *testing.T) {
+	var m Manifest
+	m.AddObject([]byte(`{"kind":"Service","metadata":{"name":"s"},"spec":{"install":"anything","installModes":7}}`))
+	m.AddObject([]byte(`{"kind":"ClusterServiceVersion","metadata":{"name":"c"},"spec":{"installModes":"AllNamespaces"}}`))
+	m.AddObject([]byte("- a list\n"))
+	m.AddObject([]byte("kind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: b\n"))
+	if want := []Object{{"Service", "s"}, {"ConfigMap", "cm"}}; !slices.Equal(m.Others, want) {
+		t.Errorf("others %v, want %v", m.Others, want)
+	}
+	if m.CSV || len(m.Errors) != 2 || !strings.Contains(m.Errors[0], `manifest "c" (ClusterServiceVersion) does not decode`) {
+		t.Errorf("csv %v, errors %q", m.CSV, m.Errors)
+	}
+	if in := Check(&Bundle{Name: "b", Package: "p", objects: true, manifest: &m}, Config{}); in.Status != NotInstallable || !slices.Contains(in.Reasons, `no ClusterServiceVersion found in "manifests"`) {
+		t.Errorf("check: %+v", in)
+	}
+}
+
+// TestManifestReadBack: a bundle collected with a way to read its blob
+// again reads its manifests only when its installability is first asked
+// for, once; one without objects never reads; a blob that changed in the
+// meantime is said to.
+func TestManifestReadBack(t *testing.T) {
+	blob := func(name string, manifests ...string) []byte {
+		b := declcfg.Bundle{Schema: declcfg.SchemaBundle, Name: name, Package: "op", Properties: []property.Property{pkgProp("op", "1.0.0")}}
+		for _, m := range manifests {
+			v, _ := json.Marshal(map[string]string{"data": base64.StdEncoding.EncodeToString([]byte(m))})
+			b.Properties = append(b.Properties, property.Property{Type: property.TypeBundleObject, Value: v})
+		}
+		js, err := json.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return js
+	}
+	own := blob("op.v1.0.0", csv{modes: []string{OwnNamespace}}.manifest())
+	plain := blob("op.v0.9.0")
+	reads := map[string]int{}
+	c := NewCollector()
+	for _, b := range []struct {
+		name string
+		js   []byte
+		back []byte // what reading the blob again gives
+	}{{"op.v1.0.0", own, own}, {"op.v0.9.0", plain, plain}, {"op.v0.8.0", blob("op.v0.8.0", csv{}.manifest()), own}} {
+		c.AddBlobAt(&declcfg.Blob{Meta: declcfg.Meta{Schema: declcfg.SchemaBundle, Package: "op", Name: b.name, JSON: b.js}}, func() ([]byte, error) {
+			reads[b.name]++
+			return b.back, nil
+		})
+	}
+	cat := c.Catalog("c", 0, nil)
+	if len(reads) != 0 {
+		t.Fatalf("manifests read while collecting: %v", reads)
+	}
+	for range 2 {
+		in := Check(cat.Bundle("op", "op.v1.0.0"), Config{})
+		if in.Status != NotInstallable || in.Checked != "bundle objects" || !slices.Contains(in.Reasons, "unsupported bundle: bundle does not support AllNamespaces install mode") {
+			t.Errorf("op.v1.0.0: %+v", in)
+		}
+		if in := Check(cat.Bundle("op", "op.v0.9.0"), Config{}); in.Status != Unknown || in.Checked != "properties only" {
+			t.Errorf("op.v0.9.0: %+v", in)
+		}
+	}
+	if in := Check(cat.Bundle("op", "op.v0.8.0"), Config{}); in.Status != NotInstallable || len(in.Reasons) == 0 || !strings.Contains(in.Reasons[0], "the catalog changed while it was read") {
+		t.Errorf("op.v0.8.0, changed: %+v", in)
+	}
+	if reads["op.v1.0.0"] != 1 || reads["op.v0.9.0"] != 0 || reads["op.v0.8.0"] != 1 {
+		t.Errorf("reads %v, want op.v1.0.0 and op.v0.8.0 once", reads)
+	}
+}
