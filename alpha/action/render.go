@@ -47,6 +47,9 @@ type Source struct {
 	Config *declcfg.DeclarativeConfig
 	// Close releases what the source holds (an unpacked image, say).
 	Close func() error
+
+	// pre holds FS's files parsed while a catalog image was extracted.
+	pre *preparse
 }
 
 // SourceResolver turns a reference given on the command line into a Source.
@@ -80,6 +83,7 @@ type renderEntry struct {
 	path    string
 	off, n  int
 	spilled bool   // the canonical bytes are in src.spill at soff
+	encoded bool   // what src.spill holds at soff is the n bytes of the entry's output
 	soff    int64  // where, when spilled
 	data    []byte // the canonical bytes, when the scratch file failed
 	value   any    // typed value from an in-memory source, or nil
@@ -152,6 +156,14 @@ func (r Render) Run(ctx context.Context, w io.Writer) error {
 	if resolver == nil {
 		resolver = DirResolver{}
 	}
+	if rr, ok := resolver.(*Resolver); ok && rr.Migrations == nil {
+		// Catalog images are parsed while they are extracted.
+		pool := newParsePool()
+		defer pool.close()
+		c := *rr
+		c.preparse = &preparseConfig{maxSize: r.MaxFileSize, format: format, pool: pool}
+		resolver = &c
+	}
 	var (
 		items   []declcfg.RenderItem
 		sources []*fileSource
@@ -188,6 +200,10 @@ func (r Render) Run(ctx context.Context, w io.Writer) error {
 			continue
 		}
 		fsrc := &fileSource{fsys: src.FS, spill: sp, files: map[string]fs.File{}, whole: map[string][]byte{}}
+		if src.pre != nil {
+			fsrc = src.pre.src
+			fsrc.fsys = src.FS
+		}
 		sources = append(sources, fsrc)
 		walk := []declcfg.WalkOption{declcfg.WithMaxFileSize(r.MaxFileSize)}
 		if r.Warn != nil {
@@ -195,7 +211,7 @@ func (r Render) Run(ctx context.Context, w io.Writer) error {
 				r.Warn(fmt.Sprintf("render reference %q: %v", ref, w))
 			}))
 		}
-		refItems, err := collect(ctx, fsrc, walk...)
+		refItems, err := collect(ctx, fsrc, src.pre, walk...)
 		if err != nil {
 			return fmt.Errorf("render reference %q: %w", ref, err)
 		}
@@ -279,10 +295,33 @@ func resolveAll(ctx context.Context, resolver SourceResolver, refs []string) ([]
 	return srcs, nil
 }
 
+// item is the render item of a blob of the catalog tree, or the blob's
+// problem: its bytes are remembered by position when they are verbatim in
+// the file, else spilled.
+func (src *fileSource) item(b *declcfg.Blob) (declcfg.RenderItem, *declcfg.Error) {
+	if err := declcfg.CheckBlob(&b.Meta); err != nil {
+		return declcfg.RenderItem{}, &declcfg.Error{Path: b.Path, Line: b.Line, Col: b.Col, Err: err}
+	}
+	e := &renderEntry{src: src, path: b.Path, off: b.Offset, n: len(b.JSON), schema: b.Schema}
+	if !b.Verbatim {
+		if off, err := src.spill.Append(b.JSON); err == nil {
+			e.soff, e.spilled = off, true
+		} else {
+			e.data = bytes.Clone(b.JSON) // a full disk costs memory, not the output
+		}
+	}
+	group := b.Package
+	if b.Schema == declcfg.SchemaPackage {
+		group = b.Name
+	}
+	return declcfg.RenderItem{Schema: b.Schema, Group: group, Name: b.Name, Value: e}, nil
+}
+
 // collect is phase one for a catalog tree: every blob is read, checked and
 // decoded once, and remembered by position (or by value when it had to be
-// rewritten).
-func collect(ctx context.Context, src *fileSource, walk ...declcfg.WalkOption) ([]declcfg.RenderItem, error) {
+// rewritten). The files pre parsed already (a catalog image's, parsed
+// while it was extracted) are taken from there.
+func collect(ctx context.Context, src *fileSource, pre *preparse, walk ...declcfg.WalkOption) ([]declcfg.RenderItem, error) {
 	type located struct {
 		file, index int
 		item        declcfg.RenderItem
@@ -292,28 +331,27 @@ func collect(ctx context.Context, src *fileSource, walk ...declcfg.WalkOption) (
 		all  []located
 		errs declcfg.Errors
 	)
-	err := declcfg.Walk(ctx, src.fsys, func(b *declcfg.Blob) error {
-		if err := declcfg.CheckBlob(&b.Meta); err != nil {
-			mu.Lock()
-			errs = append(errs, &declcfg.Error{Path: b.Path, Line: b.Line, Col: b.Col, Err: err})
-			mu.Unlock()
-			return nil
-		}
-		e := &renderEntry{src: src, path: b.Path, off: b.Offset, n: len(b.JSON), schema: b.Schema}
-		if !b.Verbatim {
-			if off, err := src.spill.Append(b.JSON); err == nil {
-				e.soff, e.spilled = off, true
-			} else {
-				e.data = bytes.Clone(b.JSON) // a full disk costs memory, not the output
+	if pre != nil {
+		walk = append(walk, declcfg.WithParsed(func(f declcfg.File, i int) (declcfg.Errors, declcfg.Errors, bool) {
+			pf := pre.lookup(f.Path)
+			if pf == nil {
+				return nil, nil, false
 			}
-		}
-		group := b.Package
-		if b.Schema == declcfg.SchemaPackage {
-			group = b.Name
-		}
-		it := declcfg.RenderItem{Schema: b.Schema, Group: group, Name: b.Name, Value: e}
+			for j, it := range pf.items {
+				all = append(all, located{i, j, it})
+			}
+			errs = append(errs, pf.checks...)
+			return pf.problems, pf.warnings, true
+		}))
+	}
+	err := declcfg.Walk(ctx, src.fsys, func(b *declcfg.Blob) error {
+		it, problem := src.item(b)
 		mu.Lock()
-		all = append(all, located{b.File, b.Index, it})
+		if problem != nil {
+			errs = append(errs, problem)
+		} else {
+			all = append(all, located{b.File, b.Index, it})
+		}
 		mu.Unlock()
 		return nil
 	}, walk...)
@@ -341,6 +379,14 @@ func collect(ctx context.Context, src *fileSource, walk ...declcfg.WalkOption) (
 
 // encode renders one entry in format f; buf is a reusable read buffer.
 func (e *renderEntry) encode(dst []byte, f declcfg.Format, buf *[]byte) ([]byte, error) {
+	if e.encoded {
+		n := len(dst)
+		dst = slices.Grow(dst, e.n)[:n+e.n]
+		if _, err := e.src.spill.ReadAt(dst[n:], e.soff); err != nil {
+			return dst[:n], fmt.Errorf("read back %s: %w", e.path, err)
+		}
+		return dst, nil
+	}
 	v := e.value
 	if v == nil {
 		data := e.data

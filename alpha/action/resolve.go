@@ -77,6 +77,10 @@ type Resolver struct {
 	// Progress, when set, counts the images pulled on a status line;
 	// Finish writes the summary.
 	Progress *PullProgress
+
+	// preparse, for Render: catalog images are parsed while they are
+	// extracted (render_stream.go).
+	preparse *preparseConfig
 }
 
 // Finish ends the status line of the images pulled and writes their
@@ -138,28 +142,47 @@ func (r *Resolver) resolveImage(ctx context.Context, ref string) (src *Source, e
 	if !r.Allowed.Allowed(RefCatalogImage) && !r.Allowed.Allowed(RefBundleImage) {
 		return nil, fmt.Errorf("%q is not a directory, and image references are not allowed here: %w", ref, ErrNotAllowed)
 	}
-	tmp, err := os.MkdirTemp(r.TempDir, "opm-render-")
-	if err != nil {
-		return nil, fmt.Errorf("create temporary directory: %w", err)
+	opts := r.ImageOptions
+	var pre *preparse
+	if r.preparse != nil && r.Migrations == nil {
+		pre = newPreparse(*r.preparse)
+		opts = append(opts[:len(opts):len(opts)], image.WithFileStream(pre.add))
 	}
-	cleanup := func() error { return os.RemoveAll(tmp) }
+	r.Progress.begin()
+	x, err := image.ExtractFS(ctx, ref, r.TempDir, opts...)
+	r.Progress.end(err)
+	if pre != nil {
+		pre.wait()
+		if err != nil || x.Kind != image.KindCatalog {
+			pre.close()
+			pre = nil
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	cleanup := x.Close
+	if pre != nil {
+		cleanup = func() error {
+			pre.close()
+			return x.Close()
+		}
+	}
 	defer func() {
 		if src == nil || src.Close == nil {
 			_ = cleanup()
 		}
 	}()
-	r.Progress.begin()
-	x, err := image.Extract(ctx, ref, tmp, r.ImageOptions...)
-	r.Progress.end(err)
-	if err != nil {
-		return nil, err
-	}
 	switch x.Kind {
 	case image.KindCatalog:
 		if !r.Allowed.Allowed(RefCatalogImage) {
 			return nil, fmt.Errorf("cannot render declarative config image: %w", ErrNotAllowed)
 		}
-		return r.catalog(ctx, os.DirFS(x.Dir), cleanup)
+		src, err := r.catalog(ctx, x.FS, cleanup)
+		if src != nil {
+			src.pre = pre
+		}
+		return src, err
 	case image.KindBundle:
 		if !r.Allowed.Allowed(RefBundleImage) {
 			return nil, fmt.Errorf("cannot render bundle image: %w", ErrNotAllowed)
@@ -171,7 +194,7 @@ func (r *Resolver) resolveImage(ctx context.Context, ref string) (src *Source, e
 		if err != nil {
 			return nil, fmt.Errorf("bundle image %q: %w", ref, err)
 		}
-		cfg, err := r.renderBundle(os.DirFS(x.Dir), ref, tmpl)
+		cfg, err := r.renderBundle(x.FS, ref, tmpl)
 		if err != nil {
 			return nil, err
 		}

@@ -46,6 +46,7 @@ type walkOptions struct {
 	concurrency int
 	maxFileSize int64
 	warn        func(*Error)
+	parsed      func(f File, index int) (problems, warnings Errors, ok bool)
 }
 
 func newWalkOptions(opts []WalkOption) walkOptions {
@@ -87,6 +88,15 @@ func WithMaxFileSize(n int64) WalkOption {
 // called Walk.
 func WithWarnings(warn func(w *Error)) WalkOption {
 	return func(o *walkOptions) { o.warn = warn }
+}
+
+// WithParsed has Walk ask parsed, for each file it lists (in walk order,
+// before it parses any, from the goroutine that called Walk), whether the
+// caller already parsed the file's current content with ParseFile, as the
+// file of that index: if so (ok), Walk does not read it and reports the
+// problems and warnings ParseFile returned for it as its own.
+func WithParsed(parsed func(f File, index int) (problems, warnings Errors, ok bool)) WalkOption {
+	return func(o *walkOptions) { o.parsed = parsed }
 }
 
 // ListFiles lists the catalog tree at root as the loader reads it: every

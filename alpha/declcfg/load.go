@@ -133,8 +133,18 @@ func Walk(ctx context.Context, root fs.FS, fn WalkFunc, opts ...WalkOption) erro
 		wg      sync.WaitGroup
 		perErr  = make([]Errors, len(files))
 		perWarn = make([]Errors, len(files))
+		todo    = make([]int, 0, len(files)) // the files to parse
 	)
-	for w := 0; w < min(o.concurrency, max(len(files), 1)); w++ {
+	for i, f := range files {
+		if o.parsed != nil {
+			if problems, warnings, ok := o.parsed(f, i); ok {
+				perErr[i], perWarn[i] = problems, warnings
+				continue
+			}
+		}
+		todo = append(todo, i)
+	}
+	for w := 0; w < min(o.concurrency, max(len(todo), 1)); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -148,12 +158,13 @@ func Walk(ctx context.Context, root fs.FS, fn WalkFunc, opts ...WalkOption) erro
 			}
 			for {
 				mu.Lock()
-				i := next
+				t := next
 				next++
 				mu.Unlock()
-				if i >= len(files) || ctx.Err() != nil {
+				if t >= len(todo) || ctx.Err() != nil {
 					return
 				}
+				i := todo[t]
 				fileErrs, err := p.parseFile(root, files[i].Path, i, each)
 				if err != nil {
 					cancel(err)
@@ -182,6 +193,29 @@ func Walk(ctx context.Context, root fs.FS, fn WalkFunc, opts ...WalkOption) erro
 		return errs
 	}
 	return nil
+}
+
+// ParseFile parses one catalog file whose content src the caller read
+// (src is ParseFile's to modify until it returns), exactly as Walk parses
+// the file name of index file: it calls fn for each blob, from the calling
+// goroutine, and returns the file's problems and the warnings of
+// WithWarnings, which Walk would have reported. With WithParsed, a caller
+// can parse files as they arrive, before the whole tree is there, and
+// have Walk take the result. The options used are WithMaxFileSize (a
+// larger src is ErrTooLarge) and WithWarnings (whether warnings are
+// wanted).
+func ParseFile(name string, src []byte, file int, fn WalkFunc, opts ...WalkOption) (problems, warnings Errors, err error) {
+	o := newWalkOptions(opts)
+	if o.maxFileSize >= 0 && int64(len(src)) > o.maxFileSize {
+		return Errors{{Path: name, Err: tooLarge(int64(len(src)), o.maxFileSize)}}, nil, nil
+	}
+	p := parser{maxSize: o.maxFileSize}
+	problems, err = p.parseBlobs(name, src, file, fn)
+	p.dropHints(problems)
+	if o.warn == nil {
+		p.warnings = nil
+	}
+	return problems, p.warnings, err
 }
 
 func unwrapPathError(err error) error {
@@ -249,7 +283,27 @@ func (p *parser) readFile(root fs.FS, name string) ([]byte, error) {
 // file's content are returned as Errors; err is fn's error.
 func (p *parser) parseFile(root fs.FS, name string, fileIdx int, fn WalkFunc) (Errors, error) {
 	p.warnings = nil
-	errs, err := p.parseBlobs(root, name, fileIdx, fn)
+	p.blob.Index = 0
+	var (
+		errs Errors
+		err  error
+	)
+	src, rerr := p.readFile(root, name)
+	switch {
+	case errors.Is(rerr, ErrTooLarge), errors.Is(rerr, ErrNotRegular):
+		errs = Errors{{Path: name, Err: rerr}}
+	case rerr != nil:
+		errs = Errors{{Path: name, Err: fmt.Errorf("cannot read: %w", unwrapPathError(rerr))}}
+	default:
+		errs, err = p.parseBlobs(name, src, fileIdx, fn)
+	}
+	p.dropHints(errs)
+	return errs, err
+}
+
+// dropHints drops the advice to list the file in an .indexignore from the
+// file's problems once it is known to hold catalog blobs.
+func (p *parser) dropHints(errs Errors) {
 	if p.blob.Index > 0 {
 		// The file holds catalog blobs: it is catalog data whatever is
 		// wrong in it, so listing it in an .indexignore is no advice.
@@ -257,19 +311,11 @@ func (p *parser) parseFile(root fs.FS, name string, fileIdx int, fn WalkFunc) (E
 			e.hint = false
 		}
 	}
-	return errs, err
 }
 
-// parseBlobs is parseFile without the last touches.
-func (p *parser) parseBlobs(root fs.FS, name string, fileIdx int, fn WalkFunc) (Errors, error) {
-	p.blob.Index = 0
-	src, err := p.readFile(root, name)
-	switch {
-	case errors.Is(err, ErrTooLarge), errors.Is(err, ErrNotRegular):
-		return Errors{{Path: name, Err: err}}, nil
-	case err != nil:
-		return Errors{{Path: name, Err: fmt.Errorf("cannot read: %w", unwrapPathError(err))}}, nil
-	}
+// parseBlobs parses the content src of the file name (src is the parser's
+// to modify).
+func (p *parser) parseBlobs(name string, src []byte, fileIdx int, fn WalkFunc) (Errors, error) {
 	if len(bytes.TrimSpace(src)) == 0 {
 		return Errors{{Path: name, Err: fmt.Errorf("%w: the file is empty", ErrNotCatalog), hint: true}}, nil
 	}

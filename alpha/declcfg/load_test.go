@@ -240,6 +240,16 @@ func FuzzLoad(f *testing.F) {
 				t.Fatalf("error without the file name: %v", e)
 			}
 		}
+		// ParseFile reads the bytes as Walk reads the file.
+		wantLines, wantProblems, _ := walkWith(t, fsys, nil, nil)
+		lines, problems, _ := parseLines(name, data)
+		var got []string
+		for _, e := range problems {
+			got = append(got, e.Error())
+		}
+		if strings.Join(lines, "\n") != strings.Join(wantLines, "\n") || strings.Join(got, "\n") != strings.Join(wantProblems, "\n") {
+			t.Fatalf("ParseFile: blobs %q, problems %q; Walk: %q, %q", lines, got, wantLines, wantProblems)
+		}
 		// Read as upstream's decoder reads it, except for the one
 		// documented difference: a zero-byte file is refused here
 		// (upstream reads no blob from it).

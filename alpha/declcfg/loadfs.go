@@ -73,6 +73,13 @@ func CheckBlob(m *Meta) error {
 	return err
 }
 
+// DecodeView is DecodeBlob without the copy: the typed view aliases
+// m.JSON, so it is valid as long as those bytes are; the error is
+// CheckBlob's.
+func DecodeView(m *Meta) (any, error) {
+	return decodeTyped(m)
+}
+
 // decodeTyped decodes m into its typed view, which aliases m.JSON.
 func decodeTyped(m *Meta) (any, error) {
 	var (

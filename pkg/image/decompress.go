@@ -38,7 +38,7 @@ func uncompressed(l v1.Layer) (io.ReadCloser, error) {
 		}
 		return &decompressor{Reader: zr, close: func() error { zr.Close(); return rc.Close() }}, nil
 	case bytes.HasPrefix(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
-		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
+		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(false))
 		if err != nil {
 			rc.Close()
 			return nil, fmt.Errorf("zstd: %w", err)

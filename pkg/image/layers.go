@@ -114,26 +114,23 @@ func (u *unpacker) layerInTurn(ctx context.Context, l v1.Layer, turn <-chan stru
 	tr := tar.NewReader(r)
 
 	var (
-		active  bool
-		kept    []keptEntry
-		spool   *scratch.File
-		spooled int64
+		active bool
+		kept   []keptEntry
+		ls     = &layerStore{}
+		stored int64
 	)
-	defer func() {
-		if spool != nil {
-			spool.Close()
-		}
-	}()
+	defer func() { u.dest.release(ls) }()
 	// start applies the layer's kept entries once its turn has come.
 	start := func() error {
 		active = true
 		u.touched = map[string]struct{}{}
 		u.parentOK = ""
 		u.layer = d
+		u.store = ls
 		for _, k := range kept {
 			var content io.Reader = strings.NewReader("")
 			if k.stored {
-				content = io.NewSectionReader(spool, k.off, k.n)
+				content = &spooled{SectionReader: io.NewSectionReader(ls.f, k.off, k.n), f: ls.f, off: k.off}
 			}
 			if err := u.entry(content, k.hdr); err != nil {
 				return &EntryError{Layer: d, Entry: k.hdr.Name, Err: err}
@@ -189,18 +186,19 @@ func (u *unpacker) layerInTurn(ctx context.Context, l v1.Layer, turn <-chan stru
 		k := keptEntry{hdr: &h}
 		// Content beyond the limits is not kept: applying the entry
 		// reports the limit before reading it.
-		if content && hdr.Size >= 0 && hdr.Size <= u.limits.MaxFileSize && spooled+hdr.Size <= u.limits.MaxTotalSize {
-			if spool == nil {
-				spool = scratch.CreateOrMemory("", "opm-layer-*")
-			}
+		if content && hdr.Size >= 0 && hdr.Size <= u.limits.MaxFileSize && stored+hdr.Size <= u.limits.MaxTotalSize {
+			spool := ls.get()
 			k.off, k.n, k.stored = spool.Size(), hdr.Size, true
 			n, err := io.CopyN(appender{spool}, tr, hdr.Size)
-			spooled += n
+			stored += n
 			if err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
 				return layerErr(fmt.Errorf("read tar: %w", err))
+			}
+			if name, err := cleanPath(hdr.Name); err == nil {
+				u.dest.stored(name, spool, k.off, k.n)
 			}
 		}
 		kept = append(kept, k)

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"path"
@@ -18,6 +19,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/fastopm/fastopm/pkg/progress"
+	"github.com/fastopm/fastopm/pkg/scratch"
 )
 
 // Option configures Pull, Unpack, Extract, UnpackBundle, Push and Write.
@@ -37,6 +39,7 @@ type options struct {
 	paths         []string
 	check         func(dir string) error
 	progress      *progress.Reporter
+	stream        func(StreamedFile)
 
 	// dial replaces the dialer of the default transport; tests use it to
 	// reach an in-process TLS registry under a non-loopback host name.
@@ -141,6 +144,40 @@ func WithLimits(l Limits) Option {
 		o.limits = l.withDefaults()
 		return nil
 	}
+}
+
+// WithFileStream has ExtractFS hand fn each regular file of a catalog
+// image's catalog as soon as a layer's content for it has been read, while
+// the extraction goes on, so that the caller can start reading the files
+// (opm render parses them) before the whole image is there. fn is called
+// from the goroutines reading layers and must not block for long.
+//
+// A file handed to fn may be missing from the final tree, or hold other
+// content there: a later layer, or a later entry of the same layer, may
+// remove or replace it. The files of ExtractFS's x.FS tell which content
+// they hold: their FileInfo's Sys() is the ContentID given to fn for that
+// content. Nothing is handed when the extraction falls back to a directory
+// on disk.
+func WithFileStream(fn func(StreamedFile)) Option {
+	return func(o *options) error {
+		o.stream = fn
+		return nil
+	}
+}
+
+// StreamedFile is a catalog file as WithFileStream hands it.
+type StreamedFile struct {
+	Path    string      // slash-separated, relative to the catalog root
+	Size    int64       // bytes
+	Content io.ReaderAt // its Size bytes, readable until x.Close
+	ID      ContentID   // which content this is
+}
+
+// ContentID identifies the content of a file of ExtractFS's catalog in
+// memory: the Sys() of its FileInfo.
+type ContentID struct {
+	f   *scratch.File
+	off int64
 }
 
 // WithPaths makes Unpack extract only the given sub-trees of the image

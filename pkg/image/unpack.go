@@ -126,7 +126,7 @@ func (o *options) unpack(ctx context.Context, img v1.Image, dst string) error {
 	fresh := len(ents) == 0
 	sel := newSelection(o.paths)
 	for pass := 1; ; pass++ {
-		u := &unpacker{root: root, limits: o.limits, sel: sel, links: map[string]v1.Hash{}}
+		u := &unpacker{dest: diskDest{root}, limits: o.limits, sel: sel, links: map[string]v1.Hash{}}
 		if err := u.applyAll(ctx, layers); err != nil {
 			var ee *EntryError
 			if errors.As(err, &ee) {
@@ -150,6 +150,29 @@ func (o *options) unpack(ctx context.Context, img v1.Image, dst string) error {
 			return fmt.Errorf("image %s: %w", imgName, err)
 		}
 	}
+}
+
+// unpackMem is unpack into a tree in memory, which refuses what only a
+// directory on disk handles (links) with errNeedsDisk.
+func (o *options) unpackMem(ctx context.Context, img v1.Image, t *memTree) error {
+	imgName := imageName(img)
+	layers, err := img.Layers()
+	if err != nil {
+		return fmt.Errorf("image %s: list layers: %w", imgName, err)
+	}
+	u := &unpacker{dest: t, limits: o.limits, sel: newSelection(o.paths), links: map[string]v1.Hash{}}
+	if err := u.applyAll(ctx, layers); err != nil {
+		var ee *EntryError
+		if errors.As(err, &ee) {
+			ee.Image = imgName
+			return ee
+		}
+		return fmt.Errorf("image %s: %w", imgName, err)
+	}
+	if len(u.linkTargetsOutside()) > 0 {
+		return errNeedsDisk
+	}
+	return nil
 }
 
 // emptyRoot removes everything inside root.
@@ -201,7 +224,7 @@ func (u *unpacker) linkTargetsOutside() []string {
 		}
 	}
 	for n := range u.links {
-		fi, err := u.root.Lstat(n)
+		fi, err := u.dest.Lstat(n)
 		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
 			continue
 		}
@@ -220,9 +243,9 @@ func (u *unpacker) linkTargetsOutside() []string {
 	return out
 }
 
-// unpacker applies layers to a destination root.
+// unpacker applies layers to a destination.
 type unpacker struct {
-	root   *os.Root
+	dest   destination
 	limits Limits
 	sel    *selection // the sub-trees to extract; nil: all
 
@@ -239,7 +262,8 @@ type unpacker struct {
 	// touched holds the paths the current layer wrote, with their
 	// ancestors: an opaque directory hides only lower layers' content.
 	touched map[string]struct{}
-	layer   v1.Hash // the layer being applied
+	layer   v1.Hash     // the layer being applied
+	store   *layerStore // its scratch storage
 }
 
 const (
@@ -284,7 +308,7 @@ func (u *unpacker) entry(tr io.Reader, hdr *tar.Header) error {
 			return nil // a whiteout hides lower layers only
 		}
 		u.parentOK = ""
-		if err := u.root.RemoveAll(target); err != nil && !nothingThere(err) {
+		if err := u.dest.RemoveAll(target); err != nil && !nothingThere(err) {
 			return fmt.Errorf("apply whiteout: %w", err)
 		}
 		return nil
@@ -377,7 +401,7 @@ func (u *unpacker) parent(name string) error {
 	if dir == "." || dir == u.parentOK {
 		return nil
 	}
-	if err := u.root.MkdirAll(dir, 0o755); err != nil {
+	if err := u.dest.MkdirAll(dir, 0o755); err != nil {
 		if out, _ := u.leavesRoot(dir); out {
 			return errUnsafe("parent directory %s leads outside the destination through a symbolic link", dir)
 		}
@@ -390,7 +414,7 @@ func (u *unpacker) parent(name string) error {
 // clear removes whatever is at name, unless it is a directory and keepDir
 // is set; it reports whether a directory was kept.
 func (u *unpacker) clear(name string, keepDir bool) (bool, error) {
-	fi, err := u.root.Lstat(name)
+	fi, err := u.dest.Lstat(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
@@ -401,7 +425,7 @@ func (u *unpacker) clear(name string, keepDir bool) (bool, error) {
 		return true, nil
 	}
 	u.parentOK = "" // it may have been, or led to, the cached parent
-	return false, u.root.RemoveAll(name)
+	return false, u.dest.RemoveAll(name)
 }
 
 func (u *unpacker) dir(name string, hdr *tar.Header) error {
@@ -414,11 +438,11 @@ func (u *unpacker) dir(name string, hdr *tar.Header) error {
 		return err
 	}
 	if !kept {
-		if err := u.root.Mkdir(name, mode); err != nil {
+		if err := u.dest.Mkdir(name, mode); err != nil {
 			return err
 		}
 	}
-	return u.root.Chmod(name, mode)
+	return u.dest.Chmod(name, mode)
 }
 
 func (u *unpacker) file(name string, hdr *tar.Header, r io.Reader) error {
@@ -436,20 +460,12 @@ func (u *unpacker) file(name string, hdr *tar.Header, r io.Reader) error {
 	if _, err := u.clear(name, false); err != nil {
 		return err
 	}
-	// O_EXCL: never write through a symlink, even one raced in.
-	f, err := u.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	n, err := u.dest.writeFile(name, r, hdr.Size, u.store)
+	u.total += n
 	if err != nil {
 		return err
 	}
-	n, err := io.CopyN(f, r, hdr.Size)
-	u.total += n
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("write: %w", err)
-	}
-	return u.root.Chmod(name, fs.FileMode(hdr.Mode)&0o755|0o600)
+	return u.dest.Chmod(name, fs.FileMode(hdr.Mode)&0o755|0o600)
 }
 
 func (u *unpacker) symlink(name, target string) error {
@@ -470,7 +486,7 @@ func (u *unpacker) symlink(name, target string) error {
 	if _, err := u.clear(name, false); err != nil {
 		return err
 	}
-	if err := u.root.Symlink(target, name); err != nil {
+	if err := u.dest.Symlink(target, name); err != nil {
 		return err
 	}
 	u.links[name] = u.layer
@@ -485,7 +501,7 @@ func (u *unpacker) hardlink(name, linkname string) error {
 	if target == "." || target == name {
 		return errUnsafe("hard link to %q", linkname)
 	}
-	fi, err := u.root.Lstat(target)
+	fi, err := u.dest.Lstat(target)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if !u.selected(target) {
@@ -508,22 +524,17 @@ func (u *unpacker) hardlink(name, linkname string) error {
 	if _, err := u.clear(name, false); err != nil {
 		return err
 	}
-	return u.root.Link(target, name)
+	return u.dest.Link(target, name)
 }
 
 // opaque empties the directory dir of what lower layers put there.
 func (u *unpacker) opaque(dir string) error {
-	f, err := u.root.Open(dir)
-	if nothingThere(err) {
-		return nil
+	ents, err := u.dest.readDir(dir)
+	if nothingThere(err) || errors.Is(err, errNotDir) {
+		return nil // nothing to hide
 	}
 	if err != nil {
 		return fmt.Errorf("apply opaque whiteout: %w", err)
-	}
-	ents, err := f.ReadDir(-1)
-	f.Close()
-	if err != nil {
-		return nil // not a directory: nothing to hide
 	}
 	for _, e := range ents {
 		p := path.Join(dir, e.Name())
@@ -535,7 +546,7 @@ func (u *unpacker) opaque(dir string) error {
 			}
 			continue
 		}
-		if err := u.root.RemoveAll(p); err != nil {
+		if err := u.dest.RemoveAll(p); err != nil {
 			return fmt.Errorf("apply opaque whiteout: %w", err)
 		}
 	}
@@ -554,7 +565,7 @@ func (u *unpacker) checkLinks() *EntryError {
 	sort.Strings(names)
 	var first *EntryError
 	for _, n := range names {
-		fi, err := u.root.Lstat(n)
+		fi, err := u.dest.Lstat(n)
 		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
 			continue // replaced or removed by a later layer
 		}
@@ -562,7 +573,7 @@ func (u *unpacker) checkLinks() *EntryError {
 		if err == nil && !out {
 			continue
 		}
-		_ = u.root.Remove(n)
+		_ = u.dest.Remove(n)
 		if err == nil {
 			err = errUnsafe("symbolic link resolves outside the destination")
 		}
@@ -589,7 +600,7 @@ func resolveIn(dst, rel string) (res string, found bool, err error) {
 		return "", false, err
 	}
 	defer root.Close()
-	res, rest, leaves, err := (&unpacker{root: root}).resolve(rel)
+	res, rest, leaves, err := (&unpacker{dest: diskDest{root}}).resolve(rel)
 	switch {
 	case err != nil:
 		return "", false, err
@@ -636,7 +647,7 @@ func (u *unpacker) resolve(p string) (res string, rest []string, leaves bool, er
 			continue
 		}
 		next := strings.Join(append(cur[:len(cur):len(cur)], c), "/")
-		fi, err := u.root.Lstat(next)
+		fi, err := u.dest.Lstat(next)
 		if err != nil {
 			break
 		}
@@ -649,7 +660,7 @@ func (u *unpacker) resolve(p string) (res string, rest []string, leaves bool, er
 		if hops > maxLinkHops {
 			return "", nil, false, errUnsafe("more than %d levels of symbolic links", maxLinkHops)
 		}
-		t, err := u.root.Readlink(next)
+		t, err := u.dest.Readlink(next)
 		if err != nil {
 			return "", nil, false, err
 		}

@@ -1,0 +1,209 @@
+package action
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/fastopm/fastopm/alpha/declcfg"
+	"github.com/fastopm/fastopm/internal/imagetest"
+	"github.com/fastopm/fastopm/pkg/image"
+)
+
+// writeFiles writes files (slash path to content) under dir.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for p, content := range files {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+const (
+	zzOld = `{"schema":"olm.package","name":"zz","defaultChannel":"old"}`
+	zzNew = `{"schema":"olm.package","name":"zz","defaultChannel":"new"}` + "\n" +
+		`{"schema":"olm.channel","package":"zz","name":"new","entries":[{"name":"zz.v1"}]}`
+	yamlPkg = "schema: olm.package\nname: yy\n---\nschema: olm.channel\npackage: yy\nname: stable\nentries:\n  - name: yy.v1\n"
+)
+
+// A catalog image renders as the directory its layers compose, byte for
+// byte, although its files are parsed while it is extracted: files a later
+// layer replaces, removes or has ignored are parsed again or dropped.
+func TestRenderImageParsedWhileExtracted(t *testing.T) {
+	t.Parallel()
+	host := imagetest.Registry(t)
+	// The directory the image's layers compose.
+	final := t.TempDir()
+	if err := os.CopyFS(final, os.DirFS(exampleCatalog)); err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, final, map[string]string{
+		"zz/catalog.json":   zzNew,
+		"yy/catalog.yaml":   yamlPkg,
+		"notes.md":          "not a catalog",
+		".indexignore":      "notes.md\nREADME.md\n",
+		"spaced/index.json": "  {\"schema\": \"olm.package\",   \"name\": \"spaced\"}  \n",
+	})
+	for _, tc := range []struct {
+		name   string
+		layers []v1.Layer
+	}{
+		{"later layers change the catalog", []v1.Layer{
+			imagetest.LayerFromFiles(t, map[string]string{"bin/opm": strings.Repeat("x", 1<<20)}),
+			imagetest.LayerFromDir(t, exampleCatalog, "configs"),
+			imagetest.LayerFromFiles(t, map[string]string{
+				"configs/zz/catalog.json": zzOld, "configs/gone/catalog.json": `{"schema":"olm.package","name":"gone"}`,
+				"configs/notes.md": "not a catalog", "configs/yy/catalog.yaml": yamlPkg, "configs/.indexignore": "README.md\n",
+				"configs/spaced/index.json": "  {\"schema\": \"olm.package\",   \"name\": \"spaced\"}  \n",
+			}),
+			imagetest.LayerFromFiles(t, map[string]string{
+				"configs/zz/catalog.json": zzNew, "configs/.wh.gone": "", "configs/.indexignore": "notes.md\nREADME.md\n",
+				"tmp/cache/x": strings.Repeat("y", 1<<20),
+			}),
+		}},
+		{"one catalog layer", []v1.Layer{
+			imagetest.LayerFromFiles(t, map[string]string{"bin/opm": strings.Repeat("x", 1<<20)}),
+			imagetest.LayerFromDir(t, final, "configs"),
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ref := host + "/catalog/" + strings.ReplaceAll(tc.name, " ", "-") + ":v1"
+			imagetest.Push(t, ref, imagetest.Image(t, map[string]string{image.ConfigsLabel: "/configs"}, tc.layers...))
+			tmp := t.TempDir()
+			for _, format := range []declcfg.Format{declcfg.FormatJSON, declcfg.FormatYAML} {
+				var want, got bytes.Buffer
+				if err := (Render{Refs: []string{final}, Format: format}).Run(context.Background(), &want); err != nil {
+					t.Fatal(err)
+				}
+				r := Render{Refs: []string{ref}, Format: format, Sources: &Resolver{ImageOptions: anonymous, TempDir: tmp}}
+				if err := r.Run(context.Background(), &got); err != nil {
+					t.Fatal(err)
+				}
+				if got.String() != want.String() {
+					t.Errorf("%s: the image renders differently from its directory\n got: %.400s\nwant: %.400s", format, got.String(), want.String())
+				}
+				assertEmptyDir(t, tmp)
+			}
+
+			// Every file the walk reads was parsed during the extraction.
+			res := &Resolver{ImageOptions: anonymous, TempDir: tmp, preparse: &preparseConfig{format: declcfg.FormatJSON}}
+			src, err := res.Resolve(context.Background(), ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer src.Close()
+			if src.pre == nil {
+				t.Fatal("no files parsed during the extraction")
+			}
+			src.pre.src.fsys = src.FS
+			files, errs := declcfg.ListFiles(src.FS)
+			if len(errs) > 0 || len(files.Catalog) != 6 {
+				t.Fatalf("ListFiles: %v, %v", files.Catalog, errs)
+			}
+			for _, f := range files.Catalog {
+				if src.pre.lookup(f.Path) == nil {
+					t.Errorf("%s: not parsed during the extraction", f.Path)
+				}
+			}
+		})
+	}
+}
+
+// Problems of a catalog image are reported as those of its directory.
+func TestRenderImageParsedWhileExtractedErrors(t *testing.T) {
+	t.Parallel()
+	host := imagetest.Registry(t)
+	files := map[string]string{
+		"a/catalog.json": `{"schema":"olm.package","name":"a"}` + "\n" + `{"schema":"olm.bundle","package":"a","name":"a.v1","properties":[{"type":"olm.package"}]}`,
+		"b/catalog.json": `{"schema":"olm.package","name":"b"` + "\n",
+		"c/catalog.yaml": "schema: olm.package\nname: c\n---\n- not an object\n",
+		"d/empty.json":   "",
+	}
+	dir := t.TempDir()
+	writeFiles(t, dir, files)
+	layerFiles := map[string]string{"bin/opm": strings.Repeat("x", 1<<20)}
+	for p, c := range files {
+		layerFiles["configs/"+p] = c
+	}
+	ref := host + "/catalog/bad:v1"
+	imagetest.Push(t, ref, imagetest.Image(t, map[string]string{image.ConfigsLabel: "/configs"}, imagetest.LayerFromFiles(t, layerFiles)))
+	_, wantErr := render(t, &Resolver{}, dir)
+	if wantErr == nil {
+		t.Fatal("the directory renders without error")
+	}
+	_, err := render(t, &Resolver{ImageOptions: anonymous, TempDir: t.TempDir()}, ref)
+	want := strings.Replace(wantErr.Error(), dir, ref, 1)
+	if err == nil || err.Error() != want {
+		t.Errorf("error\n%v\nwant\n%v", err, want)
+	}
+}
+
+// Several catalog images rendered at once share the parse workers and
+// render as their directories do; a layer that breaks off in the middle
+// of a catalog file fails the render, naming the image, the layer and the
+// file, and nothing is written.
+func TestRenderImagesParsedTogether(t *testing.T) {
+	t.Parallel()
+	host := imagetest.Registry(t)
+	dirs := []string{exampleCatalog, t.TempDir()}
+	writeFiles(t, dirs[1], map[string]string{"zz/catalog.json": zzNew, "yy/catalog.yaml": yamlPkg})
+	var refs []string
+	for i, dir := range dirs {
+		ref := fmt.Sprintf("%s/catalog/together-%d:v1", host, i)
+		imagetest.Push(t, ref, imagetest.Image(t, map[string]string{image.ConfigsLabel: "/configs"},
+			imagetest.LayerFromFiles(t, map[string]string{"bin/opm": strings.Repeat("x", 1<<20)}),
+			imagetest.LayerFromDir(t, dir, "configs")))
+		refs = append(refs, ref)
+	}
+	tmp := t.TempDir()
+	for _, format := range []declcfg.Format{declcfg.FormatJSON, declcfg.FormatYAML} {
+		var want, got bytes.Buffer
+		if err := (Render{Refs: dirs, Format: format}).Run(context.Background(), &want); err != nil {
+			t.Fatal(err)
+		}
+		r := Render{Refs: refs, Format: format, Sources: &Resolver{ImageOptions: anonymous, TempDir: tmp}}
+		if err := r.Run(context.Background(), &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Errorf("%s: the images render differently from their directories\n got: %.400s\nwant: %.400s", format, got.String(), want.String())
+		}
+		assertEmptyDir(t, tmp)
+	}
+
+	// A tar stream cut in the middle of configs/zz/catalog.json.
+	var tb bytes.Buffer
+	tw := tar.NewWriter(&tb)
+	content := zzNew + strings.Repeat(" ", 1<<16)
+	if err := tw.WriteHeader(&tar.Header{Name: "configs/zz/catalog.json", Mode: 0o644, Size: int64(len(content)), Typeflag: tar.TypeReg}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tw.Write([]byte(content)); err != nil {
+		t.Fatal(err)
+	}
+	broken := host + "/catalog/broken-layer:v1"
+	imagetest.Push(t, broken, imagetest.Image(t, map[string]string{image.ConfigsLabel: "/configs"},
+		imagetest.LayerFromTar(t, tb.Bytes()[:tb.Len()/2])))
+	var out bytes.Buffer
+	err := Render{Refs: []string{refs[0], broken}, Sources: &Resolver{ImageOptions: anonymous, TempDir: tmp}}.Run(context.Background(), &out)
+	if err == nil || !strings.Contains(err.Error(), broken) || !strings.Contains(err.Error(), "configs/zz/catalog.json") || !strings.Contains(err.Error(), "layer sha256:") {
+		t.Errorf("render of a broken layer: %v, want an error naming the image, the layer and configs/zz/catalog.json", err)
+	}
+	if out.Len() > 0 {
+		t.Errorf("render of a broken layer wrote %d bytes", out.Len())
+	}
+	assertEmptyDir(t, tmp)
+}
