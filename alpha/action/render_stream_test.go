@@ -199,8 +199,9 @@ func TestRenderImagesParsedTogether(t *testing.T) {
 		imagetest.LayerFromTar(t, tb.Bytes()[:tb.Len()/2])))
 	var out bytes.Buffer
 	err := Render{Refs: []string{refs[0], broken}, Sources: &Resolver{ImageOptions: anonymous, TempDir: tmp}}.Run(context.Background(), &out)
-	if err == nil || !strings.Contains(err.Error(), broken) || !strings.Contains(err.Error(), "configs/zz/catalog.json") || !strings.Contains(err.Error(), "layer sha256:") {
-		t.Errorf("render of a broken layer: %v, want an error naming the image, the layer and configs/zz/catalog.json", err)
+	if err == nil || !strings.Contains(err.Error(), broken) || !strings.Contains(err.Error(), "configs/zz/catalog.json") || !strings.Contains(err.Error(), "layer sha256:") ||
+		!strings.Contains(err.Error(), "the layer ends ") {
+		t.Errorf("render of a broken layer: %v, want an error naming the image, the layer and configs/zz/catalog.json, and that the layer ends inside it", err)
 	}
 	if out.Len() > 0 {
 		t.Errorf("render of a broken layer wrote %d bytes", out.Len())

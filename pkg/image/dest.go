@@ -58,9 +58,18 @@ func (d diskDest) writeFile(name string, r io.Reader, n int64, _ *layerStore) (i
 		err = cerr
 	}
 	if err != nil {
-		return w, fmt.Errorf("write: %w", err)
+		return w, copyError(w, n, err)
 	}
 	return w, nil
+}
+
+// copyError says why a file of a layer was not copied in full: the layer
+// ended inside it (a cut or corrupt layer), or writing it failed.
+func copyError(copied, size int64, err error) error {
+	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("the layer ends %d bytes into the file of %d bytes: %w", copied, size, io.ErrUnexpectedEOF)
+	}
+	return fmt.Errorf("write: %w", err)
 }
 
 func (d diskDest) readDir(name string) ([]fs.DirEntry, error) {

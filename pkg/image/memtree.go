@@ -2,7 +2,6 @@ package image
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"path"
@@ -221,7 +220,7 @@ func (t *memTree) writeFile(name string, r io.Reader, n int64, ls *layerStore) (
 		node.f, node.off = store, store.Size()
 		w, err := io.CopyN(appender{store}, r, n)
 		if err != nil {
-			return w, fmt.Errorf("write: %w", err)
+			return w, copyError(w, n, err)
 		}
 		t.stored(name, node.f, node.off, n)
 	}
