@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -192,6 +193,39 @@ func TestOperatorHostile(t *testing.T) {
 		getJSONInto(t, ts.URL+"/api/v1/packages/"+pkg, &a)
 		if a.Operator.ExamplesProblem != want {
 			t.Errorf("%s: examplesProblem %q, want %q", pkg, a.Operator.ExamplesProblem, want)
+		}
+	}
+
+	// Icons: the list and the package say icon only for an image.
+	var list struct {
+		Packages []struct {
+			Name string
+			Icon bool
+		}
+	}
+	getJSONInto(t, ts.URL+"/api/v1/packages?limit=all", &list)
+	icons := map[string]bool{}
+	for _, p := range list.Packages {
+		icons[p.Name] = p.Icon
+	}
+	for pkg, want := range map[string]struct {
+		icon bool
+		code int
+		typ  string
+	}{
+		"icon-html":    {false, http.StatusNotFound, "application/json"},
+		"icon-untyped": {true, http.StatusOK, "image/png"},
+		"icon-broken":  {true, http.StatusOK, "image/png"},
+		"odd-types":    {false, http.StatusNotFound, "application/json"},
+	} {
+		var p struct{ Icon bool }
+		getJSONInto(t, ts.URL+"/api/v1/packages/"+pkg, &p)
+		if icons[pkg] != want.icon || p.Icon != want.icon {
+			t.Errorf("%s: icon %v in the list, %v in the package, want %v", pkg, icons[pkg], p.Icon, want.icon)
+		}
+		resp, _ := get(t, ts.URL+"/api/v1/packages/"+pkg+"/icon")
+		if resp.StatusCode != want.code || !strings.HasPrefix(resp.Header.Get("Content-Type"), want.typ) {
+			t.Errorf("%s: icon answered %d %s, want %d %s", pkg, resp.StatusCode, resp.Header.Get("Content-Type"), want.code, want.typ)
 		}
 	}
 
