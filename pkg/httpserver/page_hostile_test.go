@@ -11,7 +11,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
 
 	"github.com/fastopm/fastopm/pkg/httpserver"
 )
@@ -234,5 +239,149 @@ func TestOperatorHostile(t *testing.T) {
 	getJSONInto(t, ts.URL+"/api/v1/packages/odd-names/bundles/"+url.PathEscape(oddBundle), &b)
 	if b.Name != oddBundle {
 		t.Errorf("bundle %q, want %q", b.Name, oddBundle)
+	}
+}
+
+// TestPageHostile drives the page on hostileCatalog: nothing from the
+// catalog runs or is put in the page as HTML, no script error, no
+// Content-Security-Policy violation, nothing wider than a phone's window,
+// empty values leave no stray commas, an icon that is no image gives way to
+// the placeholder, escaped names deep-link, and a package opened in a new
+// tab has the catalog's name in its title even when its answer comes
+// before the package list's.
+func TestPageHostile(t *testing.T) {
+	exe := chromium(t)
+	hs, err := httpserver.New(snapshotDir(t, hostileCatalog(t)), httpserver.Options{CatalogName: "hostile"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The package list waits, when asked, until a package's answer has
+	// been sent: the order of a new tab whose list is slow.
+	var (
+		mu       sync.Mutex
+		holdList chan struct{}
+	)
+	h := hs.Handler()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hold := holdList
+		mu.Unlock()
+		if hold != nil && r.URL.Path == "/api/v1/packages" {
+			<-hold
+		}
+		h.ServeHTTP(w, r)
+		if hold != nil && strings.HasPrefix(r.URL.Path, "/api/v1/packages/") && !strings.HasSuffix(r.URL.Path, "/icon") {
+			mu.Lock()
+			if holdList == hold {
+				close(hold)
+				holdList = nil
+			}
+			mu.Unlock()
+		}
+	}))
+	defer ts.Close()
+	base := ts.URL + "/"
+
+	b := newBrowser(t, exe, 1280, 900)
+	checkErrors := watchErrors(b)
+	b.do(chromedp.Navigate(base))
+	b.wait(`window.catalogTimings.allTiles !== null && document.querySelectorAll('#results a.tile').length === 9`)
+	// Icons: the placeholder for an icon that is no image (the server
+	// says so) and for one the browser cannot show; the image otherwise.
+	b.wait(`document.querySelector('a.tile[data-name=icon-broken] .tile-icon.placeholder') !== null`)
+	for name, want := range map[string]string{"icon-html": "SPAN", "icon-broken": "SPAN", "icon-untyped": "IMG"} {
+		if got := b.eval(fmt.Sprintf(`document.querySelector('a.tile[data-name=%q] .tile-icon').tagName`, name)); got != want {
+			t.Errorf("%s's tile icon is a %v, want a %s", name, got, want)
+		}
+	}
+
+	// Every package, and the views with escaped names, opened in a new
+	// tab: shown, nothing runs, the title names the catalog.
+	views := []struct{ hash, ready string }{
+		{"#pkg=odd-names&channel=" + url.QueryEscape(oddChannel), fmt.Sprintf(`document.querySelector('#view-title').textContent === %q`, "Channel "+oddChannel)},
+		{"#pkg=odd-names&bundle=" + url.QueryEscape(oddBundle), fmt.Sprintf(`document.querySelector('#view-title').textContent === %q`, "Bundle "+oddBundle)},
+	}
+	for _, p := range []string{"long-words", "odd-types", "alm-object", "alm-broken", "html-text", "icon-html", "icon-untyped", "icon-broken", "odd-names"} {
+		views = append(views, struct{ hash, ready string }{"#pkg=" + p, fmt.Sprintf(`document.querySelector('#package-name').textContent === %q`, p)})
+	}
+	for _, v := range views {
+		mu.Lock()
+		holdList = make(chan struct{})
+		mu.Unlock()
+		tab := b.newTab()
+		checkTab := watchErrors(tab)
+		tab.do(chromedp.Navigate(base + v.hash))
+		tab.wait(v.ready + ` && !document.querySelector('#package').hidden && document.querySelector('#status').hidden && document.querySelector('#install-summary') !== null`)
+		tab.wait(`document.querySelector('#catalog-name').textContent === 'hostile'`)
+		if got := tab.eval(`document.title`).(string); !strings.HasSuffix(got, " · hostile") {
+			t.Errorf("%s: the title %q does not name the catalog", v.hash, got)
+		}
+		if got := tab.eval(`String(window.pwned) + ' ' + document.querySelectorAll('#package img:not(#package-icon, #graph-img), #package script, #package [onerror], #package a[href^="javascript"]').length`); got != "undefined 0" {
+			t.Errorf("%s: window.pwned and elements from the catalog's text: %v", v.hash, got)
+		}
+		checkTab(v.hash)
+		tab.close()
+	}
+
+	// Empty values leave no stray commas; what decodes is shown.
+	b.do(chromedp.Navigate(base + "#pkg=odd-types"))
+	b.wait(`document.querySelector('#package-name').textContent === 'odd-types' && document.querySelector('#facts').textContent.includes('Maintainers')`)
+	facts := b.eval(`[...document.querySelectorAll('#facts dt')].map(dt => dt.textContent + ': ' + dt.nextElementSibling.textContent).join('\n')`).(string)
+	for _, want := range []string{"Maintainers: odd@example.com", "Links: Docs", "Container image: example.com/odd:v1", "Install modes: AllNamespaces"} {
+		if !strings.Contains(facts, want+"\n") && !strings.HasSuffix(facts, want) {
+			t.Errorf("the facts lack %q:\n%s", want, facts)
+		}
+	}
+	if got := b.eval(`document.querySelectorAll('#crds details.crd').length + ' ' + document.querySelector('#crds').textContent.includes('Required')`); got != "1 false" {
+		t.Errorf("CRDs shown and required ones: %v, want the one owned CRD", got)
+	}
+
+	// A phone's width: nothing wider than the window.
+	b.do(chromedp.EmulateViewport(390, 844))
+	for _, v := range []string{"", "#pkg=long-words", "#pkg=long-words&bundle=long-words.v1.1.0", "#pkg=html-text", "#pkg=odd-names"} {
+		b.do(chromedp.Navigate(base+v), chromedp.Reload())
+		if v == "" {
+			b.wait(`window.catalogTimings.allTiles !== null && !document.querySelector('#browse').hidden`)
+		} else {
+			b.wait(`!document.querySelector('#package').hidden && document.querySelector('#description').childElementCount > 0 && document.querySelector('#install-summary') !== null && (!location.hash.includes('bundle=') || !document.querySelector('#view').hidden)`)
+		}
+		if w := b.eval(`document.documentElement.scrollWidth - window.innerWidth`); w.(float64) > 0 {
+			wide := b.eval(`[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > window.innerWidth + 1 && e.offsetParent !== null).slice(0, 6).map(e => e.tagName + '#' + e.id + '.' + e.className).join(' ')`)
+			t.Errorf("%q at 390 px: the page is %v px wider than the window (%v)", v, w, wide)
+		}
+	}
+	checkErrors("the main tab")
+}
+
+// watchErrors records, from now on, the tab's script errors and
+// Content-Security-Policy violations (on every page it loads); the func it
+// returns fails the test on any.
+func watchErrors(b *browser) func(where string) {
+	b.t.Helper()
+	var (
+		mu   sync.Mutex
+		errs []string
+	)
+	if err := chromedp.Listen(b.ctx, func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch e := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			errs = append(errs, e.ExceptionDetails.Text+" "+fmt.Sprint(e.ExceptionDetails.Exception))
+		case *log.EventEntryAdded:
+			if strings.Contains(e.Entry.Text, "Content Security Policy") {
+				errs = append(errs, e.Entry.Text)
+			}
+		}
+	}); err != nil {
+		b.t.Fatal(err)
+	}
+	return func(where string) {
+		b.t.Helper()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(errs) > 0 {
+			b.t.Errorf("%s: script errors or Content-Security-Policy violations: %q", where, errs)
+		}
 	}
 }
