@@ -6,6 +6,7 @@ import (
 	"container/list"
 	"context"
 	"fmt"
+	"mime"
 	"net/http"
 	"slices"
 	"strconv"
@@ -320,7 +321,7 @@ func (s *Server) pkg(w http.ResponseWriter, r *http.Request) {
 	}
 	p := v.model[v.name]
 	a := packageAnswer{Name: p.Name, Description: v.description, DescriptionHTML: markdown.Render(v.description),
-		Icon: v.icon != nil && len(v.icon.Data) > 0, Operator: v.operator,
+		Icon: iconType(v.icon) != "", Operator: v.operator,
 		Deprecated: message(p.Deprecation), Channels: []channelAnswer{}, Bundles: []bundleAnswer{}}
 	if p.DefaultChannel != nil {
 		a.DefaultChannel = p.DefaultChannel.Name
@@ -420,9 +421,10 @@ func (s *Server) icon(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, r, http.StatusNotFound, "package %q has no icon", name)
 		return
 	}
-	typ := p.Icon.MediaType
-	if !strings.HasPrefix(typ, "image/") {
-		typ = "application/octet-stream"
+	typ := iconType(p.Icon)
+	if typ == "" {
+		jsonError(w, r, http.StatusNotFound, "package %q has no icon: its icon is not an image (media type %q)", name, p.Icon.MediaType)
+		return
 	}
 	h := w.Header()
 	h.Set("Content-Type", typ)
@@ -433,6 +435,25 @@ func (s *Server) icon(w http.ResponseWriter, r *http.Request) {
 	h.Set("ETag", bodyETag(p.Icon.Data))
 	h.Set("Cache-Control", "no-cache")
 	http.ServeContent(w, r, "", s.snap.Modified, bytes.NewReader(p.Icon.Data))
+}
+
+// iconType is the media type an icon is served with: its own when that is
+// an image type (without parameters), else the one its bytes have when
+// they are a PNG, JPEG, GIF, WebP, BMP or ICO image (a catalog may leave the
+// media type out or give another); "" when it is not an image.
+func iconType(ic *declcfg.Icon) string {
+	if ic == nil || len(ic.Data) == 0 {
+		return ""
+	}
+	// The type alone: "image/svg+xml;base64" is seen in CSVs.
+	typ, _, _ := strings.Cut(ic.MediaType, ";")
+	if t, _, err := mime.ParseMediaType(typ); err == nil && strings.HasPrefix(t, "image/") && len(t) > len("image/") {
+		return t
+	}
+	if t := http.DetectContentType(ic.Data); strings.HasPrefix(t, "image/") {
+		return t
+	}
+	return ""
 }
 
 // graphTimeout bounds the layout of one graph.

@@ -50,7 +50,7 @@ func (s *Server) readCatalog() []pkgSummary {
 		if pb, err := s.packageBlob(p.Name); err != nil {
 			s.log.Error("cannot read a package", "package", p.Name, "error", err)
 		} else {
-			p.Icon = pb.Icon != nil && len(pb.Icon.Data) > 0
+			p.Icon = iconType(pb.Icon) != ""
 		}
 		k, ok := x.PackageIndex(p.Name)
 		if !ok {

@@ -455,8 +455,8 @@ func detail(bundle string, m *property.CSVMetadata) *operatorDetails {
 		ProviderURL:        m.Provider.URL,
 		Description:        m.Description,
 		DescriptionHTML:    markdown.Render(m.Description),
-		Maintainers:        m.Maintainers,
-		Links:              m.Links,
+		Maintainers:        nonEmpty(m.Maintainers, func(x csv.Maintainer) bool { return x.Name != "" || x.Email != "" }),
+		Links:              nonEmpty(m.Links, func(x csv.AppLink) bool { return x.Name != "" || x.URL != "" }),
 		Maturity:           m.Maturity,
 		Repository:         a["repository"],
 		ContainerImage:     a["containerImage"],
@@ -481,6 +481,9 @@ func detail(bundle string, m *property.CSVMetadata) *operatorDetails {
 	d.ExamplesProblem = problem
 	used := make([]bool, len(examples))
 	for _, c := range m.CustomResourceDefinitions.Owned {
+		if c.Name == "" && c.Kind == "" {
+			continue // not a CRD (a CSV's list holding a wrong value)
+		}
 		ca := crdOf(c)
 		group := ""
 		if _, g, ok := strings.Cut(c.Name, "."); ok {
@@ -505,15 +508,34 @@ func detail(bundle string, m *property.CSVMetadata) *operatorDetails {
 		}
 	}
 	for _, c := range m.CustomResourceDefinitions.Required {
-		d.RequiredCRDs = append(d.RequiredCRDs, crdOf(c))
+		if c.Name != "" || c.Kind != "" {
+			d.RequiredCRDs = append(d.RequiredCRDs, crdOf(c))
+		}
 	}
 	for _, s := range m.APIServiceDefinitions.Owned {
-		d.OwnedAPIServices = append(d.OwnedAPIServices, apiServiceOf(s))
+		if s.Name != "" || s.Kind != "" {
+			d.OwnedAPIServices = append(d.OwnedAPIServices, apiServiceOf(s))
+		}
 	}
 	for _, s := range m.APIServiceDefinitions.Required {
-		d.RequiredAPIServices = append(d.RequiredAPIServices, apiServiceOf(s))
+		if s.Name != "" || s.Kind != "" {
+			d.RequiredAPIServices = append(d.RequiredAPIServices, apiServiceOf(s))
+		}
 	}
 	return d
+}
+
+// nonEmpty is the elements of list that keep says are not empty: a CSV
+// read leniently can hold empty ones (a list with a number in it), which
+// the page would show as stray commas.
+func nonEmpty[T any](list []T, keep func(T) bool) []T {
+	var out []T
+	for _, x := range list {
+		if keep(x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 func crdOf(c csv.CRDDescription) crdAnswer {
@@ -537,31 +559,64 @@ type example struct {
 }
 
 // almExamples reads the alm-examples annotation: a JSON list of custom
-// resources.
+// resources (objects). What is not read is said in words: the annotation
+// is not a list, or some of its items are not objects (they are left out).
 func almExamples(s string) ([]example, string) {
 	if strings.TrimSpace(s) == "" {
 		return nil, ""
 	}
 	var list []json.RawMessage
 	if err := json.Unmarshal([]byte(s), &list); err != nil {
-		return nil, "the alm-examples annotation is not a JSON list: " + err.Error()
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, "the alm-examples annotation is " + jsonKind(te.Value) + ", not a JSON list of custom resources"
+		}
+		return nil, "the alm-examples annotation is not valid JSON: " + strings.TrimPrefix(err.Error(), "json: ")
 	}
 	var out []example
+	skipped := 0
 	for _, raw := range list {
+		raw = bytes.TrimSpace(raw)
+		if len(raw) == 0 || raw[0] != '{' {
+			skipped++
+			continue
+		}
 		var head struct {
 			APIVersion string `json:"apiVersion"`
 			Kind       string `json:"kind"`
 		}
 		if err := lenient(raw, &head); err != nil {
+			skipped++
 			continue
 		}
 		var buf bytes.Buffer
 		if err := json.Indent(&buf, raw, "", "  "); err != nil {
+			skipped++
 			continue
 		}
 		out = append(out, example{apiVersion: head.APIVersion, kind: head.Kind, text: buf.String()})
 	}
-	return out, ""
+	problem := ""
+	if skipped > 0 {
+		problem = fmt.Sprintf("%d of the %d items of the alm-examples annotation are not objects (custom resources): left out", skipped, len(list))
+	}
+	return out, problem
+}
+
+// jsonKind names a JSON value's kind as encoding/json's UnmarshalTypeError
+// gives it ("object", "string", "number", "bool"), with an article.
+func jsonKind(v string) string {
+	switch v {
+	case "object":
+		return "a JSON object"
+	case "string":
+		return "a JSON string"
+	case "number":
+		return "a JSON number"
+	case "bool":
+		return "a JSON true or false"
+	}
+	return "JSON " + v
 }
 
 // readLine reads line i of the snapshot's JSON lines, without its newline.

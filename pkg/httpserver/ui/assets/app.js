@@ -67,6 +67,16 @@
     s.hidden = !msg;
   }
 
+  // setTitle sets the window's title: the view's (main; null for the
+  // package list), then the catalog's name, which may come after the view
+  // (a package opened in a new tab): loadList sets it again then.
+  let titleMain = null;
+  function setTitle(main) {
+    titleMain = main;
+    const cat = $("catalog-name").textContent;
+    document.title = main ? main + " \u00b7 " + (cat || "catalog") : (cat ? cat + " \u00b7 catalog" : "Catalog");
+  }
+
   // ---- Sanitized HTML ----------------------------------------------------
 
   // The elements (and their attributes) a rendered description may hold:
@@ -180,7 +190,8 @@
     showStatus("list", "");
     if (data.catalog) {
       $("catalog-name").textContent = data.catalog;
-      if (!current.pkg) document.title = data.catalog + " \u00b7 catalog";
+      setTitle(titleMain); // a view opened before the list came gets the name
+
     }
     const t0 = performance.now();
     const pkgs = data.packages || [];
@@ -210,9 +221,14 @@
   function tileOf(p) {
     let li = list.tiles.get(p.name);
     if (li) return li;
-    const icon = p.icon ?
-      el("img", { class: "tile-icon", src: pkgURL(p.name) + "/icon", alt: "", loading: "lazy", decoding: "async" }) :
-      el("span", { class: "tile-icon placeholder", "aria-hidden": "true" }, (p.displayName || p.name).charAt(0).toUpperCase());
+    const placeholder = () => el("span", { class: "tile-icon placeholder", "aria-hidden": "true" }, (p.displayName || p.name).charAt(0).toUpperCase());
+    let icon = placeholder();
+    if (p.icon) {
+      // An icon the browser cannot show (its bytes are no image) gives
+      // way to the placeholder.
+      icon = el("img", { class: "tile-icon", src: pkgURL(p.name) + "/icon", alt: "", loading: "lazy", decoding: "async" });
+      icon.addEventListener("error", (ev) => ev.target.replaceWith(placeholder()), { once: true });
+    }
     const title = el("span", { class: "tile-title" }, p.displayName || p.name);
     const body = el("span", { class: "tile-body" }, title);
     if (p.provider) body.append(el("span", { class: "tile-provider" }, "by " + p.provider));
@@ -439,7 +455,7 @@
     $("package").hidden = true;
     $("browse").hidden = false;
     showStatus("package", "");
-    document.title = ($("catalog-name").textContent || "Catalog") + " \u00b7 catalog";
+    setTitle(null);
     $("back-link").href = hashOf(current) || "#";
     // Back from a package: the focus goes to its tile, once in the page.
     const refocus = prev && prev.pkg && lastTile ? () => {
@@ -649,7 +665,7 @@
           s.dispatchEvent(new Event("change"));
         }
       }
-      document.title = "Channel " + c.name + " \u00b7 " + title;
+      setTitle("Channel " + c.name + " \u00b7 " + title);
       view.scrollIntoView({ block: "start" });
       $("view-title").setAttribute("tabindex", "-1");
       $("view-title").focus({ preventScroll: true });
@@ -703,7 +719,7 @@
         $("updates-from").value = b.name;
         $("updates-version").value = "";
       }
-      document.title = "Bundle " + b.name + " \u00b7 " + title;
+      setTitle("Bundle " + b.name + " \u00b7 " + title);
       view.scrollIntoView({ block: "start" });
       $("view-title").setAttribute("tabindex", "-1");
       $("view-title").focus({ preventScroll: true });
@@ -722,7 +738,7 @@
       }
       openChannel(p.defaultChannel);
     }
-    document.title = title + " \u00b7 " + ($("catalog-name").textContent || "catalog");
+    setTitle(title);
     window.scrollTo(0, 0);
     $("package-title").focus({ preventScroll: true });
   }
