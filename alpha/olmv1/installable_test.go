@@ -264,12 +264,17 @@ func TestManifestDecode(t *testing.T) {
 	var m Manifest
 	m.AddObject([]byte(`{"kind":"Service","metadata":{"name":"s"},"spec":{"install":"anything","installModes":7}}`))
 	m.AddObject([]byte(`{"kind":"ClusterServiceVersion","metadata":{"name":"c"},"spec":{"installModes":"AllNamespaces"}}`))
+	m.AddObject([]byte(`{"kind":"ClusterServiceVersion","metadata":{"name":"d"},"spec":{"installModes":[{"type":"AllNamespaces","supported":"yes"}]}}`))
 	m.AddObject([]byte("- a list\n"))
 	m.AddObject([]byte("kind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: b\n"))
 	if want := []Object{{"Service", "s"}, {"ConfigMap", "cm"}}; !slices.Equal(m.Others, want) {
 		t.Errorf("others %v, want %v", m.Others, want)
 	}
-	if m.CSV || len(m.Errors) != 2 || !strings.Contains(m.Errors[0], `manifest "c" (ClusterServiceVersion) does not decode`) {
+	if m.CSV || !slices.Equal(m.Errors, []string{
+		`manifest "c" (ClusterServiceVersion) does not decode: "spec.installModes" must be a list of objects, found a string`,
+		`manifest "d" (ClusterServiceVersion) does not decode: "spec.installModes[].supported" must be a boolean, found a string`,
+		`a manifest does not decode: it is not an object`,
+	}) {
 		t.Errorf("csv %v, errors %q", m.CSV, m.Errors)
 	}
 	if in := Check(&Bundle{Name: "b", Package: "p", objects: true, manifest: &m}, Config{}); in.Status != NotInstallable || !slices.Contains(in.Reasons, `no ClusterServiceVersion found in "manifests"`) {

@@ -2,6 +2,7 @@ package olmv1
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/fastopm/fastopm/alpha/property"
@@ -90,7 +91,11 @@ func (m *Manifest) AddObject(data []byte) {
 	var c canonjson.Canonicalizer
 	canon, _, _, err := c.Value(js, 0)
 	if err != nil || canonjson.Kind(canon) != '{' {
-		m.Errors = append(m.Errors, fmt.Sprintf("a manifest is not an object: %v", err))
+		why := "it is not an object"
+		if err != nil {
+			why = err.Error()
+		}
+		m.Errors = append(m.Errors, "a manifest does not decode: "+why)
 		return
 	}
 	var kind, name string
@@ -136,6 +141,21 @@ func (m *Manifest) AddObject(data []byte) {
 
 // addCSV reads a CSV's spec: the install strategy's deployment names, the
 // owned CRDs and API services, the webhooks and the install modes.
+// specListError says in words what is wrong in the list at spec.field of
+// a CSV, naming the field by its path: `"spec.installModes[].supported"
+// must be a boolean, found a string`.
+func specListError(field string, err error) error {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) || te.Type == nil {
+		return err
+	}
+	path := "spec." + field
+	if te.Field != "" {
+		path += "[]." + te.Field
+	}
+	return errors.New(property.ExplainTypeError(&json.UnmarshalTypeError{Value: te.Value, Type: te.Type, Field: path}))
+}
+
 func (m *Manifest) addCSV(spec []byte) error {
 	var (
 		deployments, owned []string
@@ -190,13 +210,13 @@ func (m *Manifest) addCSV(spec []byte) error {
 		case "webhookdefinitions":
 			if canonjson.Kind(v) != 'n' {
 				if e := json.Unmarshal(v, &webhooks); e != nil {
-					err = e
+					err = specListError("webhookdefinitions", e)
 				}
 			}
 		case "installModes":
 			if canonjson.Kind(v) != 'n' {
 				if e := json.Unmarshal(v, &modes); e != nil {
-					err = e
+					err = specListError("installModes", e)
 				}
 			}
 		}

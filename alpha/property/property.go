@@ -90,9 +90,14 @@ func (e ParseError) Unwrap() error { return e.Err }
 // Explain says in words what is wrong with the value, when the error is
 // one of encoding/json's type errors: `"version" must be a string, found
 // a number`. It returns "" otherwise.
-func (e ParseError) Explain() string {
+func (e ParseError) Explain() string { return ExplainTypeError(e.Err) }
+
+// ExplainTypeError says in words what is wrong with a value when err is
+// one of encoding/json's type errors (`"version" must be a string, found
+// a number`, the field named by its path of JSON names); "" otherwise.
+func ExplainTypeError(err error) string {
 	var te *json.UnmarshalTypeError
-	if !errors.As(e.Err, &te) || te.Type == nil {
+	if !errors.As(err, &te) || te.Type == nil {
 		return ""
 	}
 	found := strings.TrimSpace(te.Value)
