@@ -574,6 +574,10 @@ func (b *browser) do(steps ...chromedp.Action[chromedp.Void]) {
 func (b *browser) eval(expr string) any {
 	b.t.Helper()
 	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[any](expr))
+	// Not run: the page was being replaced (see wait).
+	for i := 0; err != nil && i < 20 && b.ctx.Err() == nil && contextReplaced(err); i++ {
+		v, err = chromedp.Run(b.ctx, chromedp.Evaluate[any](expr))
+	}
 	if err != nil {
 		b.t.Fatalf("%s: %v", expr, err)
 	}
@@ -593,10 +597,23 @@ func (b *browser) text(sel string) string {
 // as a hang guard only.
 func (b *browser) wait(expr string) {
 	b.t.Helper()
-	if _, err := chromedp.Run(b.ctx, chromedp.Poll[any](expr, chromedp.WithPollingTimeout(5*time.Minute))); err != nil {
+	_, err := chromedp.Run(b.ctx, chromedp.Poll[any](expr, chromedp.WithPollingTimeout(5*time.Minute)))
+	// A navigation or reload that replaces the page while the poll starts
+	// takes its JavaScript context away: poll again in the new one.
+	for i := 0; err != nil && i < 20 && b.ctx.Err() == nil && contextReplaced(err); i++ {
+		_, err = chromedp.Run(b.ctx, chromedp.Poll[any](expr, chromedp.WithPollingTimeout(5*time.Minute)))
+	}
+	if err != nil {
 		state, _ := chromedp.Run(b.ctx, chromedp.Evaluate[string](`JSON.stringify({url: location.href, search: document.querySelector('#search').value, count: document.querySelector('#results-count').textContent, status: document.querySelector('#status').textContent, active: document.activeElement && (document.activeElement.id || document.activeElement.tagName)})`))
 		b.t.Fatalf("waiting for %s: %v; the page: %s", expr, err, state)
 	}
+}
+
+// contextReplaced reports whether err is Chromium's answer to a script
+// run in a page that a navigation has just replaced.
+func contextReplaced(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "Cannot find context with specified id") || strings.Contains(msg, "Execution context was destroyed")
 }
 
 // setSearch replaces the search text as a person types it.
