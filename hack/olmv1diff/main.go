@@ -4,12 +4,14 @@
 // answers of a harness built from operator-controller's sources (kept out
 // of this repository; docs/olm-v1.md says how it was run).
 //
-//	go run ./hack/olmv1diff questions [-set NAME=DIR[:PRIO],...]... DIR... > questions.jsonl
+//	go run ./hack/olmv1diff questions [-release] [-set NAME=DIR[:PRIO],...]... DIR... > questions.jsonl
 //	go run ./hack/olmv1diff answer questions.jsonl > ours.jsonl
 //	go run ./hack/olmv1diff compare questions.jsonl ours.jsonl theirs.jsonl
 //
 // Each DIR is a catalog asked about alone (named after its directory);
-// each -set is several catalogs asked about together, with priorities.
+// each -set is several catalogs asked about together, with priorities;
+// -release asks each resolution question with the BundleReleaseSupport
+// feature gate on as well.
 // The questions: every package × (no channel, each channel) × (nothing
 // installed, each bundle installed) × both upgrade constraint policies;
 // a few version ranges per package (one invalid); with several catalogs,
@@ -61,6 +63,8 @@ type question struct {
 	SingleOwn        bool         `json:"singleOwn,omitempty"`
 	InstallNamespace string       `json:"installNamespace,omitempty"`
 	WatchNamespace   string       `json:"watchNamespace,omitempty"`
+	// ReleaseSupport is the BundleReleaseSupport feature gate.
+	ReleaseSupport bool `json:"releaseSupport,omitempty"`
 }
 
 type answer struct {
@@ -103,7 +107,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: olmv1diff questions [-set NAME=DIR[:PRIO],...]... DIR... | answer QUESTIONS | compare QUESTIONS OURS THEIRS")
+	fmt.Fprintln(os.Stderr, "usage: olmv1diff questions [-release] [-set NAME=DIR[:PRIO],...]... DIR... | answer QUESTIONS | compare QUESTIONS OURS THEIRS")
 	os.Exit(2)
 }
 
@@ -153,6 +157,7 @@ func questions(args []string, w io.Writer) error {
 	fs := flag.NewFlagSet("questions", flag.ContinueOnError)
 	var sets setFlag
 	fs.Var(&sets, "set", "catalogs asked about together: NAME=DIR[:PRIO],... (repeatable)")
+	release := fs.Bool("release", false, "ask the resolution questions with the BundleReleaseSupport feature gate on too")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -170,14 +175,25 @@ func questions(args []string, w io.Writer) error {
 		return enc.Encode(q)
 	}
 	for _, refs := range all {
-		if err := setQuestions(refs, emit); err != nil {
+		if err := setQuestions(refs, *release, emit); err != nil {
 			return err
 		}
 	}
 	return bw.Flush()
 }
 
-func setQuestions(refs []catalogRef, emit func(question) error) error {
+func setQuestions(refs []catalogRef, release bool, emit func(question) error) error {
+	if release {
+		// Every resolution question again, with the gate.
+		inner := emit
+		emit = func(q question) error {
+			if err := inner(q); err != nil || q.Kind != "resolve" {
+				return err
+			}
+			q.ReleaseSupport = true
+			return inner(q)
+		}
+	}
 	loaded, res, err := load(context.Background(), refs)
 	if err != nil {
 		return err
@@ -369,7 +385,14 @@ func answerAll(path string, w io.Writer) error {
 		var a answer
 		switch q.Kind {
 		case "resolve":
-			a = resolve(res, q)
+			r := res
+			if q.ReleaseSupport {
+				var err error
+				if r, err = olmv1.NewResolver(olmv1.Options{BundleReleaseSupport: true}, res.Catalogs()...); err != nil {
+					return err
+				}
+			}
+			a = resolve(r, q)
 		case "install":
 			a = install(res, q)
 		default:
