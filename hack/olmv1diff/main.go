@@ -4,10 +4,12 @@
 // answers of a harness built from operator-controller's sources (kept out
 // of this repository; docs/olm-v1.md says how it was run).
 //
+//	go run ./hack/olmv1diff fixtures DIR testdata/olmv1/catalog
 //	go run ./hack/olmv1diff questions [-release] [-set NAME=DIR[:PRIO],...]... DIR... > questions.jsonl
 //	go run ./hack/olmv1diff answer questions.jsonl > ours.jsonl
 //	go run ./hack/olmv1diff compare questions.jsonl ours.jsonl theirs.jsonl
 //
+// fixtures writes four small catalogs the real ones lack (fixtures.go).
 // Each DIR is a catalog asked about alone (named after its directory);
 // each -set is several catalogs asked about together, with priorities;
 // -release asks each resolution question with the BundleReleaseSupport
@@ -83,6 +85,11 @@ func main() {
 	switch os.Args[1] {
 	case "questions":
 		err = questions(os.Args[2:], os.Stdout)
+	case "fixtures":
+		if len(os.Args) != 4 {
+			usage()
+		}
+		err = fixtures(os.Args[2], os.Args[3])
 	case "answer":
 		if len(os.Args) != 3 {
 			usage()
@@ -107,7 +114,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: olmv1diff questions [-release] [-set NAME=DIR[:PRIO],...]... DIR... | answer QUESTIONS | compare QUESTIONS OURS THEIRS")
+	fmt.Fprintln(os.Stderr, "usage: olmv1diff fixtures DIR SRC | questions [-release] [-set NAME=DIR[:PRIO],...]... DIR... | answer QUESTIONS | compare QUESTIONS OURS THEIRS")
 	os.Exit(2)
 }
 
