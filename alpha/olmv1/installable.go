@@ -217,28 +217,54 @@ func configTargets(m *Manifest, modes map[string]bool, cfg Config) ([]string, st
 	case ns == "":
 		return targets, ""
 	}
-	// With AllNamespaces the value may also be null: the schema's anyOf
-	// then reports any other failure in one message.
-	anyOf := modes[AllNamespaces]
-	var msg string
-	switch {
-	case len(ns) > 63:
-		msg = fmt.Sprintf(`field "watchNamespace" must have maximum length of 63 (len=%d)`, len(ns))
-	case !namespaceName.MatchString(ns):
-		msg = `field "watchNamespace" must match pattern "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"`
-	case cfg.InstallNamespace == "":
-	case modes[OwnNamespace] && !modes[SingleNamespace] && ns != cfg.InstallNamespace:
-		msg = fmt.Sprintf(`invalid format for field "watchNamespace": '%s' is not valid ownNamespaceInstallMode: invalid value %q: must be %q (the namespace where the operator is installed) because this operator only supports OwnNamespace install mode`, ns, ns, cfg.InstallNamespace)
-	case modes[SingleNamespace] && !modes[OwnNamespace] && ns == cfg.InstallNamespace:
-		msg = fmt.Sprintf(`invalid format for field "watchNamespace": '%s' is not valid singleNamespaceInstallMode: invalid value %q: must be different from %q (the install namespace) because this operator uses SingleNamespace install mode to watch a different namespace`, ns, ns, cfg.InstallNamespace)
-	}
-	if msg != "" {
-		if anyOf {
-			msg = `invalid value for field "watchNamespace"`
-		}
+	if msg := watchNamespaceErrors(modes, ns, cfg.InstallNamespace); msg != "" {
 		return nil, msg
 	}
 	return []string{ns}, ""
+}
+
+// watchNamespaceErrors is config.UnmarshalConfig's message for a
+// watchNamespace the bundle's configuration schema refuses ("" when it
+// takes it). The schema's string is checked as santhosh-tekuri/jsonschema
+// v6 checks it: its format (the OwnNamespace-only or SingleNamespace-only
+// rule, skipped without an install namespace) alone when that fails,
+// else its length and pattern, each failing one reported. With
+// AllNamespaces the value may also be null (an anyOf): the anyOf, the
+// null branch's type and the string branch's errors ("validation failed"
+// heading two) are all reported. One error is given as it is, several as
+// a list after "multiple errors found:".
+func watchNamespaceErrors(modes map[string]bool, ns, installNS string) string {
+	var str []string
+	switch {
+	case installNS == "":
+	case modes[OwnNamespace] && !modes[SingleNamespace] && ns != installNS:
+		str = []string{fmt.Sprintf(`invalid format for field "watchNamespace": '%s' is not valid ownNamespaceInstallMode: invalid value %q: must be %q (the namespace where the operator is installed) because this operator only supports OwnNamespace install mode`, ns, ns, installNS)}
+	case modes[SingleNamespace] && !modes[OwnNamespace] && ns == installNS:
+		str = []string{fmt.Sprintf(`invalid format for field "watchNamespace": '%s' is not valid singleNamespaceInstallMode: invalid value %q: must be different from %q (the install namespace) because this operator uses SingleNamespace install mode to watch a different namespace`, ns, ns, installNS)}
+	}
+	if len(str) == 0 {
+		if len(ns) > 63 {
+			str = append(str, fmt.Sprintf(`field "watchNamespace" must have maximum length of 63 (len=%d)`, len(ns)))
+		}
+		if !namespaceName.MatchString(ns) {
+			str = append(str, `field "watchNamespace" must match pattern "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"`)
+		}
+	}
+	if len(str) == 0 {
+		return ""
+	}
+	msgs := str
+	if modes[AllNamespaces] {
+		msgs = []string{`invalid value for field "watchNamespace"`, `invalid type for field "watchNamespace": got string, want null`}
+		if len(str) > 1 {
+			msgs = append(msgs, "validation failed")
+		}
+		msgs = append(msgs, str...)
+	}
+	if len(msgs) == 1 {
+		return msgs[0]
+	}
+	return "multiple errors found:\n  - " + strings.Join(msgs, "\n  - ")
 }
 
 // validateTargetNamespaces is render.validateTargetNamespaces.

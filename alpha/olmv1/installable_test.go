@@ -168,7 +168,33 @@ func TestCheck(t *testing.T) {
 			want: []string{`invalid ClusterExtension configuration: invalid configuration: field "watchNamespace" must match pattern "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"`}},
 		{name: "AllNamespaces and OwnNamespace with its namespace", cfg: Config{SingleOwnNamespace: true, InstallNamespace: "ns", WatchNamespace: "ns"}, manifests: []string{csv{modes: []string{AllNamespaces, OwnNamespace}}.manifest()}},
 		{name: "AllNamespaces and OwnNamespace with another namespace", cfg: Config{SingleOwnNamespace: true, InstallNamespace: "ns", WatchNamespace: "other"}, manifests: []string{csv{modes: []string{AllNamespaces, OwnNamespace}}.manifest()},
-			want: []string{`invalid ClusterExtension configuration: invalid configuration: invalid value for field "watchNamespace"`}},
+			want: []string{"invalid ClusterExtension configuration: invalid configuration: multiple errors found:\n" +
+				`  - invalid value for field "watchNamespace"` + "\n" +
+				`  - invalid type for field "watchNamespace": got string, want null` + "\n" +
+				`  - invalid format for field "watchNamespace": 'other' is not valid ownNamespaceInstallMode: invalid value "other": must be "ns" (the namespace where the operator is installed) because this operator only supports OwnNamespace install mode`}},
+		// What operator-controller v1.11.0 answered for watch namespaces
+		// its schema refuses (hack/olmv1diff; config's
+		// error_formatting_test.go checks substrings of these): the
+		// format alone when it fails, then every length and pattern
+		// error, and with AllNamespaces the anyOf's errors before them.
+		{name: "OwnNamespace with a name too long and not a namespace name: the format first", cfg: Config{SingleOwnNamespace: true, InstallNamespace: "ns", WatchNamespace: strings.Repeat("A", 64)}, manifests: []string{csv{modes: []string{OwnNamespace}}.manifest()},
+			want: []string{fmt.Sprintf(`invalid ClusterExtension configuration: invalid configuration: invalid format for field "watchNamespace": '%[1]s' is not valid ownNamespaceInstallMode: invalid value %[1]q: must be "ns" (the namespace where the operator is installed) because this operator only supports OwnNamespace install mode`, strings.Repeat("A", 64))}},
+		{name: "SingleNamespace with a name too long and not a namespace name", cfg: Config{SingleOwnNamespace: true, InstallNamespace: "ns", WatchNamespace: strings.Repeat("A", 64)}, manifests: []string{csv{modes: []string{SingleNamespace}}.manifest()},
+			want: []string{"invalid ClusterExtension configuration: invalid configuration: multiple errors found:\n" +
+				`  - field "watchNamespace" must have maximum length of 63 (len=64)` + "\n" +
+				`  - field "watchNamespace" must match pattern "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"`}},
+		{name: "AllNamespaces and SingleNamespace with a name that is not a namespace name", cfg: Config{SingleOwnNamespace: true, InstallNamespace: "ns", WatchNamespace: "Team_A"}, manifests: []string{csv{modes: []string{AllNamespaces, SingleNamespace}}.manifest()},
+			want: []string{"invalid ClusterExtension configuration: invalid configuration: multiple errors found:\n" +
+				`  - invalid value for field "watchNamespace"` + "\n" +
+				`  - invalid type for field "watchNamespace": got string, want null` + "\n" +
+				`  - field "watchNamespace" must match pattern "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"`}},
+		{name: "AllNamespaces and SingleNamespace with a name too long and not a namespace name", cfg: Config{SingleOwnNamespace: true, InstallNamespace: "ns", WatchNamespace: strings.Repeat("A", 64)}, manifests: []string{csv{modes: []string{AllNamespaces, SingleNamespace}}.manifest()},
+			want: []string{"invalid ClusterExtension configuration: invalid configuration: multiple errors found:\n" +
+				`  - invalid value for field "watchNamespace"` + "\n" +
+				`  - invalid type for field "watchNamespace": got string, want null` + "\n" +
+				"  - validation failed\n" +
+				`  - field "watchNamespace" must have maximum length of 63 (len=64)` + "\n" +
+				`  - field "watchNamespace" must match pattern "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"`}},
 		{name: "Own and Single with another namespace", cfg: Config{SingleOwnNamespace: true, InstallNamespace: "ns", WatchNamespace: "other"}, manifests: []string{csv{modes: []string{OwnNamespace, SingleNamespace}}.manifest()}},
 		{name: "Own and Single without an install namespace: the one that suits", cfg: Config{SingleOwnNamespace: true, WatchNamespace: "other"}, manifests: []string{csv{modes: []string{OwnNamespace}}.manifest()}},
 	} {

@@ -529,10 +529,7 @@ func (r *Resolver) FindInstalled(pkg, from, version string) (*Installed, error) 
 			continue
 		}
 		if b := p.Bundle(from); b != nil {
-			in := &Installed{Name: b.Name, Version: b.Version, InCatalog: true}
-			if r.opts.BundleReleaseSupport {
-				in.Release = b.Release
-			}
+			in := r.installedBundle(b)
 			if version != "" {
 				in.Version, in.Release = version, nil
 			}
@@ -548,12 +545,7 @@ func (r *Resolver) FindInstalled(pkg, from, version string) (*Installed, error) 
 	}
 	switch {
 	case len(byVersion) == 1:
-		b := byVersion[0]
-		in := &Installed{Name: b.Name, Version: b.Version, InCatalog: true}
-		if r.opts.BundleReleaseSupport {
-			in.Release = b.Release
-		}
-		return in, nil
+		return r.installedBundle(byVersion[0]), nil
 	case len(byVersion) > 1:
 		var ns []string
 		for _, b := range byVersion {
@@ -574,6 +566,29 @@ func (r *Resolver) FindInstalled(pkg, from, version string) (*Installed, error) 
 		return nil, fmt.Errorf("bundle %q is in none of the catalogs and its name carries no version: give the installed version", from)
 	}
 	return in, nil
+}
+
+// installedBundle is the catalog's bundle b as operator-controller records
+// it once installed (bundleutil.MetadataFor): without the
+// BundleReleaseSupport gate, its version with the release as build
+// metadata; with it, the version without the release (a release read
+// from build metadata is taken out of it) and the release apart.
+func (r *Resolver) installedBundle(b *Bundle) *Installed {
+	in := &Installed{Name: b.Name, Version: b.Version, InCatalog: true}
+	vr, err := bundleVersionRelease(b.Version, b.Release, r.opts.BundleReleaseSupport)
+	if err != nil {
+		return in // operator-controller installs no such bundle; keep its words
+	}
+	if !r.opts.BundleReleaseSupport {
+		in.Version = vr.String()
+		return in
+	}
+	in.Version = vr.Version.String()
+	if b.Release != nil || len(vr.Release) > 0 {
+		rel := vr.Release.String()
+		in.Release = &rel
+	}
+	return in
 }
 
 // versionSuffix returns where a semver version begins in a bundle name

@@ -478,3 +478,65 @@ func TestPath(t *testing.T) {
 		t.Errorf("end: %+v", end)
 	}
 }
+
+// TestFindInstalledAsMetadataFor: an installed bundle of the catalog is
+// what operator-controller records in status.install.bundle
+// (bundleutil.MetadataFor), which its resolver's errors quote. Without the
+// BundleReleaseSupport gate the version carries the release as build
+// metadata; with it the version loses a release read from build metadata
+// and the release is apart. Found by hack/olmv1diff against
+// operator-controller v1.11.0: with the gate, from "1.0.0+3" it says
+// `error upgrading from currently installed version "1.0.0"`.
+func TestFindInstalledAsMetadataFor(t *testing.T) {
+	const pkg = "rel"
+	relProp := func(version, release string) property.Property {
+		return property.Property{Type: property.TypePackage, Value: json.RawMessage(fmt.Sprintf(`{"packageName":%q,"version":%q,"release":%q}`, pkg, version, release))}
+	}
+	f := fbc{packages: []declcfg.Package{{Name: pkg}},
+		channels: []declcfg.Channel{{Package: pkg, Name: "fast", Entries: []declcfg.ChannelEntry{{Name: "rel.v1.0.0-b3"}}}},
+		bundles: []declcfg.Bundle{
+			{Package: pkg, Name: "rel.v1.0.0-b3", Properties: []property.Property{pkgProp(pkg, "1.0.0+3")}},
+			{Package: pkg, Name: "rel.v1.0.0-bx", Properties: []property.Property{pkgProp(pkg, "1.0.0+build.x")}},
+			{Package: pkg, Name: "rel.v1.0.0-b01", Properties: []property.Property{pkgProp(pkg, "1.0.0+01")}},
+			{Package: pkg, Name: "rel-v1.0.0-2", Properties: []property.Property{relProp("1.0.0", "2")}},
+			{Package: pkg, Name: "rel.v1.1.0", Properties: []property.Property{relProp("1.1.0+build.7", "")}},
+		}}
+	cat := catalogOf(t, "c", 0, f)
+	rel := func(s string) *string { return &s }
+	for _, tc := range []struct {
+		gate         bool
+		from         string
+		version      string
+		release      *string
+		versionError string
+	}{
+		{false, "rel.v1.0.0-b3", "1.0.0+3", nil, "1.0.0+3"},
+		{true, "rel.v1.0.0-b3", "1.0.0", rel("3"), "1.0.0"},
+		{true, "rel.v1.0.0-bx", "1.0.0", rel("build.x"), "1.0.0"},
+		// Build metadata that is no release ("01": a leading zero) stays.
+		{true, "rel.v1.0.0-b01", "1.0.0+01", nil, "1.0.0+01"},
+		{false, "rel-v1.0.0-2", "1.0.0", nil, "1.0.0"},
+		{true, "rel-v1.0.0-2", "1.0.0", rel("2"), "1.0.0"},
+		{true, "rel.v1.1.0", "1.1.0+build.7", rel(""), "1.1.0+build.7"},
+	} {
+		r, err := NewResolver(Options{BundleReleaseSupport: tc.gate}, cat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := r.FindInstalled(pkg, tc.from, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in.Version != tc.version || (in.Release == nil) != (tc.release == nil) || (in.Release != nil && *in.Release != *tc.release) {
+			t.Errorf("gate %v, %s: installed %s release %v, want %s release %v", tc.gate, tc.from, in.Version, in.Release, tc.version, tc.release)
+		}
+		a, err := r.Resolve(Spec{Package: pkg, Channels: []string{"none"}}, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf(`error upgrading from currently installed version %q: no bundles found for package "rel" in channels [none]`, tc.versionError)
+		if a.Error != want {
+			t.Errorf("gate %v, %s: error %q, want %q", tc.gate, tc.from, a.Error, want)
+		}
+	}
+}
