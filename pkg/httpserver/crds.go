@@ -57,16 +57,12 @@ func (s *Server) readCRDs(ctx context.Context, name string) (*crdsafety.Index, e
 		if n%64 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		off, size := l.Line(int(i))
-		if int64(cap(buf)) < size {
-			buf = make([]byte, size)
-		}
-		buf = buf[:size]
-		if _, err := l.ReadAt(buf, off); err != nil {
+		js, err := s.readLine(i, buf)
+		if err != nil {
 			return nil, fmt.Errorf("read package %q: %w", name, err)
 		}
+		buf = js
 		_, pkg, bundle := l.Meta(int(i))
-		js := bytes.TrimSuffix(buf, []byte("\n"))
 		if !bytes.Contains(js, marker) {
 			ix.Add(pkg, bundle, crdsafety.Bundle{})
 			continue

@@ -1,7 +1,6 @@
 package httpserver
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -50,28 +49,19 @@ func (s *Server) buildOLMv1(ctx context.Context) (*olmv1.Resolver, error) {
 		if n%64 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		off, size := l.Line(int(i))
-		if int64(cap(buf)) < size {
-			buf = make([]byte, size)
-		}
-		buf = buf[:size]
-		if _, err := l.ReadAt(buf, off); err != nil {
+		js, err := s.readLine(i, buf)
+		if err != nil {
 			return nil, fmt.Errorf("read the catalog: %w", err)
 		}
+		buf = js
 		schema, pkg, name := l.Meta(int(i))
 		var reread func() ([]byte, error)
 		if schema == declcfg.SchemaBundle {
 			// A bundle's manifests are read when its installability is
 			// first asked for, from its line again.
-			reread = func() ([]byte, error) {
-				b := make([]byte, size)
-				if _, err := l.ReadAt(b, off); err != nil {
-					return nil, err
-				}
-				return bytes.TrimSuffix(b, []byte("\n")), nil
-			}
+			reread = func() ([]byte, error) { return s.readLine(i, nil) }
 		}
-		c.AddBlobAt(&declcfg.Blob{Meta: declcfg.Meta{Schema: schema, Package: pkg, Name: name, JSON: bytes.TrimSuffix(buf, []byte("\n"))},
+		c.AddBlobAt(&declcfg.Blob{Meta: declcfg.Meta{Schema: schema, Package: pkg, Name: name, JSON: js},
 			Path: "catalog.jsonl", Index: n, Line: int(i) + 1, Col: 1}, reread)
 	}
 	return olmv1.NewResolver(olmv1.Options{}, c.Catalog(s.opts.CatalogName, 0, nil))

@@ -107,7 +107,11 @@ func pathErr(op, name string, err error) error {
 // exist, syscall.ENOTDIR when a component before the last is not a
 // directory.
 func (t *memTree) lookup(op, name string) (*memNode, error) {
-	n := &t.root
+	return walkNodes(&t.root, op, name, syscall.ENOENT)
+}
+
+// walkNodes finds name below n, a missing component reported as notExist.
+func walkNodes(n *memNode, op, name string, notExist error) (*memNode, error) {
 	if name == "." {
 		return n, nil
 	}
@@ -117,7 +121,7 @@ func (t *memTree) lookup(op, name string) (*memNode, error) {
 		}
 		next, ok := n.children[c]
 		if !ok {
-			return nil, pathErr(op, name, syscall.ENOENT)
+			return nil, pathErr(op, name, notExist)
 		}
 		n = next
 	}
@@ -285,21 +289,7 @@ func (m memFS) node(op, name string) (*memNode, error) {
 	if !fs.ValidPath(name) {
 		return nil, pathErr(op, name, fs.ErrInvalid)
 	}
-	n := m.root
-	if name == "." {
-		return n, nil
-	}
-	for c := range strings.SplitSeq(name, "/") {
-		if !n.isDir() {
-			return nil, pathErr(op, name, syscall.ENOTDIR)
-		}
-		next, ok := n.children[c]
-		if !ok {
-			return nil, pathErr(op, name, fs.ErrNotExist)
-		}
-		n = next
-	}
-	return n, nil
+	return walkNodes(m.root, op, name, fs.ErrNotExist)
 }
 
 // Open opens name.
