@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/fastopm/fastopm/alpha/declcfg"
@@ -351,7 +352,7 @@ func (c *Collector) Catalog(name string, priority int, labels map[string]string)
 				b.Channels = append(b.Channels, mc.Name)
 			}
 		}
-		slices.SortStableFunc(ch.Entries, func(a, b Entry) int { return compareStrings(a.Name, b.Name) })
+		slices.SortStableFunc(ch.Entries, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
 		p.Channels = append(p.Channels, ch)
 	}
 	for _, d := range c.deprecations {
@@ -372,8 +373,8 @@ func (c *Collector) Catalog(name string, priority int, labels map[string]string)
 		}
 	}
 	for _, p := range cat.packages {
-		slices.SortStableFunc(p.Channels, func(a, b *Channel) int { return compareStrings(a.Name, b.Name) })
-		slices.SortStableFunc(p.Bundles, func(a, b *Bundle) int { return compareStrings(a.Name, b.Name) })
+		slices.SortStableFunc(p.Channels, func(a, b *Channel) int { return strings.Compare(a.Name, b.Name) })
+		slices.SortStableFunc(p.Bundles, func(a, b *Bundle) int { return strings.Compare(a.Name, b.Name) })
 		for _, b := range p.Bundles {
 			slices.Sort(b.Channels)
 		}
@@ -381,12 +382,3 @@ func (c *Collector) Catalog(name string, priority int, labels map[string]string)
 	return cat
 }
 
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}

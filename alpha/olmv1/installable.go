@@ -374,10 +374,10 @@ func validate(pkg string, m *Manifest) []string {
 	for _, d := range slices.Sorted(maps.Keys(byDeployment)) {
 		ws := byDeployment[d]
 		slices.SortStableFunc(ws, func(a, b Webhook) int {
-			if c := compareStrings(a.Type, b.Type); c != 0 {
+			if c := strings.Compare(a.Type, b.Type); c != 0 {
 				return c
 			}
-			return compareStrings(a.GenerateName, b.GenerateName)
+			return strings.Compare(a.GenerateName, b.GenerateName)
 		})
 		for _, w := range ws {
 			out = append(out, fmt.Sprintf("webhook of type '%s' with name '%s' references non-existent deployment '%s'", w.Type, w.GenerateName, w.DeploymentName))
@@ -435,7 +435,7 @@ func validate(pkg string, m *Manifest) []string {
 			conv = append(conv, w)
 		}
 	}
-	slices.SortStableFunc(conv, func(a, b Webhook) int { return compareStrings(a.GenerateName, b.GenerateName) })
+	slices.SortStableFunc(conv, func(a, b Webhook) int { return strings.Compare(a.GenerateName, b.GenerateName) })
 	for _, w := range conv {
 		for _, c := range slices.Sorted(slices.Values(w.ConversionCRDs)) {
 			if !slices.Contains(m.OwnedCRDs, c) {

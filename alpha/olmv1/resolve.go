@@ -65,7 +65,7 @@ type Resolver struct {
 // NewResolver makes a resolver over catalogs, whose names must differ.
 func NewResolver(opts Options, catalogs ...*Catalog) (*Resolver, error) {
 	r := &Resolver{opts: opts, catalogs: slices.Clone(catalogs)}
-	slices.SortStableFunc(r.catalogs, func(a, b *Catalog) int { return compareStrings(a.Name, b.Name) })
+	slices.SortStableFunc(r.catalogs, func(a, b *Catalog) int { return strings.Compare(a.Name, b.Name) })
 	for i := 1; i < len(r.catalogs); i++ {
 		if r.catalogs[i].Name == r.catalogs[i-1].Name {
 			return nil, fmt.Errorf("two catalogs are named %q", r.catalogs[i].Name)
