@@ -381,4 +381,3 @@ func (c *Collector) Catalog(name string, priority int, labels map[string]string)
 	}
 	return cat
 }
-
