@@ -4,8 +4,10 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -141,5 +143,56 @@ func TestOpmLinksNoGraphviz(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "./cmd/opm-graphviz").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "github.com/goccy/go-graphviz\n") {
 		t.Errorf("cmd/opm-graphviz does not link go-graphviz: %v\n%s", err, out)
+	}
+}
+
+// TestArchitectureDoc keeps docs/architecture.md's table of layers equal to
+// layers, row by row, and checks that the doc names every package under
+// internal/ (test support, outside the layers).
+func TestArchitectureDoc(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(doc)
+	pkgName := regexp.MustCompile("`((?:alpha|pkg|cmd|internal)/[A-Za-z0-9_./-]+)`")
+	var rows [][]string
+	_, table, ok := strings.Cut(text, "| layer | packages | may import |\n|---|---|---|\n")
+	if !ok {
+		t.Fatal("docs/architecture.md has no table of layers (| layer | packages | may import |)")
+	}
+	for line := range strings.Lines(table) {
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		cells := strings.Split(line, "|")
+		if len(cells) < 4 {
+			t.Fatalf("docs/architecture.md: a row of the table of layers has %d cells: %q", len(cells)-2, line)
+		}
+		var pkgs []string
+		for _, m := range pkgName.FindAllStringSubmatch(cells[2], -1) {
+			pkgs = append(pkgs, m[1])
+		}
+		rows = append(rows, pkgs)
+	}
+	if len(rows) != len(layers) {
+		t.Errorf("docs/architecture.md's table has %d layers, architecture_test.go %d", len(rows), len(layers))
+	}
+	for i := range min(len(rows), len(layers)) {
+		doc, code := slices.Sorted(slices.Values(rows[i])), slices.Sorted(slices.Values(layers[i]))
+		if !slices.Equal(doc, code) {
+			t.Errorf("layer %d: docs/architecture.md lists %v, architecture_test.go %v", i, doc, code)
+		}
+	}
+
+	dirs, err := os.ReadDir("internal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dirs {
+		if d.IsDir() && !strings.Contains(text, "`internal/"+d.Name()+"`") {
+			t.Errorf("docs/architecture.md does not name `internal/%s`", d.Name())
+		}
 	}
 }
