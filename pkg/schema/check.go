@@ -238,7 +238,7 @@ func (c *Checker) explain(st *checkState, k kind, blob []byte) []Violation {
 		from = l.end
 	}
 	reduced = append(reduced, blob[from:]...)
-	vs := c.evalReal(k, reduced)
+	vs := c.evalAll(k, reduced)
 	for _, v := range vs {
 		if len(v.path) >= 2 && !v.path[0].isIndex && v.path[1].isIndex {
 			if idx, ok := origIndex[v.path[0].label]; ok && v.path[1].index < len(idx) {
@@ -253,5 +253,5 @@ func (c *Checker) explain(st *checkState, k kind, blob []byte) []Violation {
 // definition. Check falls back to it for input it cannot scan; the tests
 // compare Check with it.
 func (c *Checker) reference(k kind, blob []byte) []Violation {
-	return finish(c.evalReal(k, blob))
+	return finish(c.evalAll(k, blob))
 }

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -98,6 +99,116 @@ func (c *Checker) evalReal(k kind, data []byte) []violation {
 		})
 	}
 	return vs
+}
+
+// maxRounds bounds how many times evalAll evaluates a blob again.
+const maxRounds = 8
+
+// evalAll returns every violation of data, not only the first of each
+// object: CUE reports one conflict of a struct and hides the others
+// (an icon whose base64data is null hides that its "type" is not a
+// field). So the fields reported are removed and what is left is
+// evaluated again, until nothing new is found. Only object members are
+// removed (never a list element, which would move the indexes of the
+// others), and a path is reported once, with its first message.
+func (c *Checker) evalAll(k kind, data []byte) []violation {
+	vs := c.evalReal(k, data)
+	seen := make(map[string]bool, len(vs))
+	for _, v := range vs {
+		seen[formatPath(v.path)] = true
+	}
+	last := vs
+	var removed [][]pathElem // in every round so far
+	for range maxRounds {
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber()
+		var x any
+		if dec.Decode(&x) != nil {
+			break
+		}
+		n := len(removed)
+		for _, v := range last {
+			if removeMember(x, v.path) {
+				removed = append(removed, v.path)
+			}
+		}
+		if len(removed) == n {
+			break
+		}
+		next, err := json.Marshal(x)
+		if err != nil {
+			break
+		}
+		data, last = next, nil
+		for _, v := range c.evalReal(k, data) {
+			// What encloses a removed member, or was in it, may now fail
+			// for want of it (a disjunction left unresolved, the fields of
+			// an object that was a string): not a problem of the blob.
+			if slices.ContainsFunc(removed, func(r []pathElem) bool { return isPrefix(v.path, r) || isPrefix(r, v.path) }) {
+				continue
+			}
+			if p := formatPath(v.path); !seen[p] {
+				seen[p] = true
+				last = append(last, v)
+			}
+		}
+		if len(last) == 0 {
+			break
+		}
+		vs = append(vs, last...)
+	}
+	return vs
+}
+
+// isPrefix reports whether path p is q or encloses it.
+func isPrefix(p, q []pathElem) bool {
+	return len(p) <= len(q) && comparePath(p, q[:len(p)]) == 0
+}
+
+// removeMember deletes the object member at path from x, decoded JSON; it
+// reports whether there was one. A path that ends in a list index, or does
+// not lead to a member, removes nothing.
+func removeMember(x any, path []pathElem) bool {
+	if len(path) == 0 || path[len(path)-1].isIndex {
+		return false
+	}
+	for _, e := range path[:len(path)-1] {
+		switch v := x.(type) {
+		case map[string]any:
+			if e.isIndex {
+				return false
+			}
+			x = v[memberName(e.label)]
+		case []any:
+			if !e.isIndex || e.index < 0 || e.index >= len(v) {
+				return false
+			}
+			x = v[e.index]
+		default:
+			return false
+		}
+	}
+	m, ok := x.(map[string]any)
+	if !ok {
+		return false
+	}
+	name := memberName(path[len(path)-1].label)
+	if _, ok := m[name]; !ok {
+		return false
+	}
+	delete(m, name)
+	return true
+}
+
+// memberName is a JSON member name from a label in CUE syntax, which
+// quotes names that are not identifiers.
+func memberName(label string) string {
+	if strings.HasPrefix(label, `"`) {
+		if s, err := strconv.Unquote(label); err == nil {
+			return s
+		}
+	}
+	return label
 }
 
 // maxMessage bounds the length of a violation message: CUE quotes

@@ -21,6 +21,7 @@ func Example() {
 		fmt.Println(v)
 	}
 	// Output:
+	// icon.mediatype: incomplete value string
 	// icon.type: field not allowed
 	// properties[0].value.version: invalid value "" (out of bound !="")
 }

@@ -3,6 +3,7 @@ package schema
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -80,7 +81,12 @@ func (c *Checker) Explain(schemaName string, blob []byte, vs []Violation) []Find
 		}
 		out = append(out, f)
 	}
-	return out
+	// A field reported missing that an unknown field beside it most
+	// likely misspells ("defaultchannel ... (did you mean
+	// defaultChannel?)") is one mistake: its finding says it already.
+	return slices.DeleteFunc(out, func(f Finding) bool {
+		return x.misspelt[f.Path] && strings.HasPrefix(f.Words, f.Path+" is missing;")
+	})
 }
 
 var (
@@ -88,6 +94,7 @@ var (
 	literalsRE    = regexp.MustCompile(`^conflicting values ("(?:[^"\\]|\\.)*") and ("(?:[^"\\]|\\.)*")$`)
 	mismatchRE    = regexp.MustCompile(`^conflicting values .* \(mismatched types (\S+|\([^)]*\)) and (\S+|\([^)]*\))\)$`)
 	incompleteRE  = regexp.MustCompile(`^incomplete value (.*)$`)
+	unresolvedRE  = regexp.MustCompile(`^unresolved disjunction (.*) \(type \S+\)$`)
 )
 
 // explainer puts one blob's violations in words.
@@ -100,6 +107,9 @@ type explainer struct {
 	// first use.
 	unified   cue.Value
 	evaluated bool
+	// misspelt holds the paths of the fields that an unknown field
+	// most likely misspells.
+	misspelt map[string]bool
 }
 
 func (x *explainer) words(p string, steps []declcfg.PathStep, msgs []string) string {
@@ -139,6 +149,11 @@ func (x *explainer) words(p string, steps []declcfg.PathStep, msgs []string) str
 		}
 		return fmt.Sprintf("%s is missing; expected %s", name, x.expected(steps, constraintWords(sm[1])))
 	}
+	if sm := unresolvedRE.FindStringSubmatch(m); sm != nil {
+		// A disjunction that a missing field leaves open: CUE names the
+		// object, and the values the field may take.
+		return fmt.Sprintf("%s is incomplete; expected %s", name, x.expected(steps, "a field set to one of "+joinWords(strings.Split(sm[1], " | "), "or")))
+	}
 	if m == "field is required but not present" {
 		return fmt.Sprintf("%s is missing; expected %s", name, x.expected(steps, "a non-empty string"))
 	}
@@ -164,6 +179,10 @@ func (x *explainer) unknownField(name string, steps []declcfg.PathStep) string {
 	}
 	if guess := nearest(field, known); guess != "" {
 		w += fmt.Sprintf(" (did you mean %s?)", guess)
+		if x.misspelt == nil {
+			x.misspelt = map[string]bool{}
+		}
+		x.misspelt[formatSteps(append(slices.Clip(parent), declcfg.PathStep{Key: guess}))] = true
 	}
 	return w
 }
@@ -208,8 +227,11 @@ func (x *explainer) expected(steps []declcfg.PathStep, general string) string {
 	if w, ok := fieldWords[x.k][pattern]; ok {
 		return w
 	}
-	if x.propertyType(steps) == "olm.package" && pattern == "properties[*].value.version" {
+	switch {
+	case x.propertyType(steps) == "olm.package" && pattern == "properties[*].value.version":
 		return "the bundle's semver version, such as 1.2.3"
+	case x.propertyType(steps) == "olm.constraint" && pattern == "properties[*].value":
+		return "an object with exactly one of gvk, package, cel, all, any and not (and an optional failureMessage)"
 	}
 	return general
 }
@@ -241,6 +263,7 @@ var fieldWords = [numKinds]map[string]string{
 		"package":                   "the name of the package deprecated in",
 		"entries[*].message":        "the message shown to users of what is deprecated",
 		"entries[*].reference.name": "the name of the channel or bundle deprecated",
+		"entries[*].reference":      `a reference with a schema ("olm.package", or "olm.channel" or "olm.bundle" with the name of the channel or bundle)`,
 	},
 }
 

@@ -13,9 +13,18 @@ func TestExplain(t *testing.T) {
 		want         []string // "path | words"
 	}{
 		{"olm.package", `{"schema":"olm.package","name":"etcd","defaultChannel":"stable","icon":{"base64data":null,"type":"image/png"}}`,
-			[]string{"icon.base64data | icon.base64data is null; expected a base64 string (or leave the icon out)"}},
+			// Every problem of the icon, not only CUE's first; the missing
+			// mediatype is said by the suggestion of the misspelt field.
+			[]string{"icon.base64data | icon.base64data is null; expected a base64 string (or leave the icon out)",
+				"icon.type | icon.type is not a field of an icon; its fields are base64data and mediatype (did you mean mediatype?)"}},
 		{"olm.package", `{"schema":"olm.package","name":"etcd","defaultChannel":"stable","icon":{"base64data":"","type":"image/png"}}`,
 			[]string{"icon.type | icon.type is not a field of an icon; its fields are base64data and mediatype (did you mean mediatype?)"}},
+		// A constraint with nothing to meet, beside an unknown field and a
+		// related image without its image, all in one run.
+		{"olm.bundle", `{"schema":"olm.bundle","package":"p","name":"p.v1","image":"x","extra":true,"properties":[{"type":"olm.constraint","value":{"failureMessage":"x"}}],"relatedImages":[{"name":"x"}]}`,
+			[]string{"extra | extra is not a field of an olm.bundle blob; its fields are image, name, package, properties, relatedImages and schema",
+				"properties[0].value | properties[0].value is incomplete; expected an object with exactly one of gvk, package, cel, all, any and not (and an optional failureMessage)",
+				"relatedImages[0].image | relatedImages[0].image is missing; expected an image pull spec"}},
 		{"olm.package", `{"schema":"olm.package","name":"etcd","defaultchannel":"stable"}`,
 			[]string{"defaultchannel | defaultchannel is not a field of an olm.package blob; its fields are defaultChannel, description, icon, name, package, properties and schema (did you mean defaultChannel?)"}},
 		{"olm.package", `{"schema":"olm.package"}`,

@@ -34,6 +34,7 @@ func TestValidateReportsEveryProblemAfterAParseError(t *testing.T) {
 	lines := normalizeLog(t, stderr)
 	want := []string{
 		`servicemeshoperator/servicemeshoperator.yaml:6:3: olm.package "servicemeshoperator": icon.base64data is null; expected a base64 string (or leave the icon out)`,
+		`servicemeshoperator/servicemeshoperator.yaml:7:3: olm.package "servicemeshoperator": icon.type is not a field of an icon; its fields are base64data and mediatype (did you mean mediatype?)`,
 		"invalid index:",
 		"├── lvms-operator/lvms-operator.v4.16.0-2024-09-02-135203.yaml:9: invalid YAML: did not find expected key",
 		`├── no olm.bundle blobs found in package "cert-manager-operator" for olm.channel entries [cert-manager-operator.v1.14.0-2024-08-09-204321]`,
@@ -46,13 +47,14 @@ func TestValidateReportsEveryProblemAfterAParseError(t *testing.T) {
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
 	}
-	if n := strings.Count(stderr, "level=fatal"); n != 1 || strings.Count(stderr, "\n") != 2 {
-		t.Errorf("want one warning line and one fatal line:\n%s", stderr)
+	if n := strings.Count(stderr, "level=fatal"); n != 1 || strings.Count(stderr, "\n") != 3 {
+		t.Errorf("want two warning lines (every problem of the icon) and one fatal line:\n%s", stderr)
 	}
 
 	// People: the tree drawn, in words.
 	code, _, stderr = runTerminal(t, "validate", dir)
 	wantTerm := `warning: servicemeshoperator/servicemeshoperator.yaml:6:3: olm.package "servicemeshoperator": icon.base64data is null; expected a base64 string (or leave the icon out)
+warning: servicemeshoperator/servicemeshoperator.yaml:7:3: olm.package "servicemeshoperator": icon.type is not a field of an icon; its fields are base64data and mediatype (did you mean mediatype?)
 invalid index:
 ├── lvms-operator/lvms-operator.v4.16.0-2024-09-02-135203.yaml:9: invalid YAML: did not find expected key
 ├── no olm.bundle blobs found in package "cert-manager-operator" for olm.channel entries [cert-manager-operator.v1.14.0-2024-08-09-204321]
@@ -91,6 +93,7 @@ invalid index:
 		"entry-without-bundle error cert-manager-operator cert-manager-operator/cert-manager-operator.yaml 6  ",
 		"unknown-default-channel error servicemeshoperator servicemeshoperator/servicemeshoperator.yaml 2  ",
 		"schema warning servicemeshoperator servicemeshoperator/servicemeshoperator.yaml 6 icon.base64data ",
+		"schema warning servicemeshoperator servicemeshoperator/servicemeshoperator.yaml 7 icon.type ",
 	}
 	if strings.Join(got, "\n") != strings.Join(wantJSON, "\n") {
 		t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantJSON, "\n"))
