@@ -185,13 +185,16 @@ func TestQueryInstallErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{community}, 1, "--package is required"},
-		{[]string{community, "--all", "-p", "etcd"}, 1, "--all asks about every package"},
-		{[]string{community, "-p", "etcd", "--every-bundle"}, 1, "--every-bundle needs --all"},
-		{[]string{community, "-p", "etcd", "--version", "1", "--bundle", "x"}, 1, "give at most one of --version and --bundle"},
-		{[]string{"-p", "etcd"}, 1, "give at least one catalog"},
-		{[]string{community, "--catalog", "nope", "-p", "etcd"}, 1, `invalid catalog "nope": expected NAME=REF[,priority=N]`},
-		{[]string{community, "--catalog", "x=" + community + ",priority=high", "-p", "etcd"}, 1, `priority "high" is not a whole number`},
+		{[]string{community}, 2, "--package is required"},
+		{[]string{community, "--all", "-p", "etcd"}, 2, "--all asks about every package"},
+		{[]string{community, "-p", "etcd", "--every-bundle"}, 2, "--every-bundle needs --all"},
+		{[]string{community, "-p", "etcd", "--version", "1", "--bundle", "x"}, 2, "give at most one of --version and --bundle"},
+		{[]string{"-p", "etcd"}, 2, "give at least one catalog"},
+		{[]string{community, "--catalog", "nope", "-p", "etcd"}, 2, `invalid catalog "nope": expected NAME=REF[,priority=N]`},
+		{[]string{community, "--catalog", "x=" + community + ",priority=high", "-p", "etcd"}, 2, `priority "high" is not a whole number`},
+		// A wrong command line exits 2 too, not 1, which means "not installable".
+		{[]string{community, "-p", "etcd", "--chanel", "stable"}, 2, "unknown flag: --chanel"},
+		{[]string{community, "-p", "etcd", "--olm", "v2"}, 2, `invalid --olm value "v2"`},
 		{[]string{community, "-p", "etcd", "--source", "nope"}, 2, `--source "nope" names none of the catalogs`},
 		{[]string{community, "-p", "etcd", "-o", "xml"}, 2, `invalid --output value "xml"`},
 		{[]string{community, "-p", "etcd", "--version", "9.9.9"}, 2, "no bundle of version 9.9.9 in package etcd of catalog community"},
