@@ -48,8 +48,8 @@ func TestQueryInstall(t *testing.T) {
 		{[]string{"-p", "logging"}, install.Installable, []string{"community/stable/logging.v5.0.0", "certified/stable/elasticsearch.v7.10.0"}, ""},
 		{[]string{"-p", "broken"}, install.Unsatisfiable, nil, "broken.v1.1.0 requires GVK example.com/v1/Missing; no bundle in the catalogs provides it"},
 		{[]string{"-p", "two-etcds"}, install.Unsatisfiable, nil, "at most one bundle may provide GVK etcd.database.coreos.com/v1beta2/EtcdCluster"},
-		{[]string{"-p", "nope"}, install.Unsatisfiable, nil, "no operators found in package nope in the catalog referenced by subscription nope"},
-		{[]string{"-p", "etcd", "-c", "beta"}, install.Unsatisfiable, nil, "no operators found in channel beta of package etcd"},
+		{[]string{"-p", "nope"}, install.Unsatisfiable, nil, `package "nope" is not in catalog community`},
+		{[]string{"-p", "etcd", "-c", "beta"}, install.Unsatisfiable, nil, `package etcd of catalog community has no channel "beta" (its channels: alpha, stable)`},
 	} {
 		args := append(append([]string{"alpha", "query", "install"}, installCatalogs()...), append(tc.args, "-o", "json")...)
 		code, out, errOut := run(t, args...)
