@@ -130,6 +130,21 @@ func TestQueryInstallAll(t *testing.T) {
 	}
 }
 
+// TestQueryInstallAllOne: the summary of a catalog of one channel says
+// "1 answer", "1 channel", for each OLM.
+func TestQueryInstallAllOne(t *testing.T) {
+	cat := filepath.Join(goldenRoot, "catalogs", "fixture-olm-deprecations")
+	for olm, want := range map[string]string{
+		"v0":   "\n1 answer: 1 installable, 0 unsatisfiable, 0 fail to resolve\n",
+		"v1":   "\n1 channel: 0 installable, 0 not installable, 1 unknown (no bundle objects), 0 do not resolve\n",
+		"both": "\n1 channel: OLM v0 and v1 differ on 0\n",
+	} {
+		if code, out, errOut := run(t, "alpha", "query", "install", cat, "--all", "--olm", olm); code != 0 || !strings.HasSuffix(out, want) {
+			t.Errorf("--olm %s: exit %d, %s\n%s", olm, code, errOut, out)
+		}
+	}
+}
+
 // TestQueryInstallDependenciesYAML: a bundle directory's
 // metadata/dependencies.yaml, rendered, is what the resolver reads.
 func TestQueryInstallDependenciesYAML(t *testing.T) {
