@@ -203,21 +203,10 @@ func (res *resolution) notFound(nall, npkg, nch int) string {
 		where = fmt.Sprintf("channel %s of %s", sub.Channel, where)
 	}
 	hint := ""
-	// A name that differs from the one given only in its digits is
-	// another version, not what a typo gave: no suggestion then.
-	if c, ok := suggest.Closest(sub.StartingCSV, bundles); ok && withoutDigits(c) != withoutDigits(sub.StartingCSV) {
+	if c, ok := suggest.ClosestBundle(sub.StartingCSV, bundles); ok {
 		hint = "; did you mean " + c + "?"
 	}
 	return fmt.Sprintf("%s has no bundle %q%s", where, sub.StartingCSV, hint)
-}
-
-func withoutDigits(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r >= '0' && r <= '9' {
-			return -1
-		}
-		return r
-	}, s)
 }
 
 // subscription makes the subscription's variable and visits the bundles

@@ -180,7 +180,7 @@ func (q Query) Run() (*Answer, error) {
 		for _, c := range pkg.Channels {
 			names = slices.AppendSeq(names, maps.Keys(c.Bundles))
 		}
-		a.didYouMean, _ = suggest.Closest(in.Name, names)
+		a.didYouMean, _ = suggest.ClosestBundle(in.Name, names)
 	}
 	return a, nil
 }

@@ -85,6 +85,8 @@ etcdoperator.v0.9.1  0.9.1    etcdoperator.v0.9.2  skips     2      yes
 		want string
 	}{
 		{[]string{"--from", "etcdoprator.v0.9.2"}, "installed: etcdoprator.v0.9.2 (version 0.9.2) (not in the catalog; did you mean etcdoperator.v0.9.2?)\n"},
+		// An older version the catalog no longer has is no typo: no "did you mean".
+		{[]string{"--from", "etcdoperator.v0.8.0"}, "installed: etcdoperator.v0.8.0 (version 0.8.0) (not in the catalog)\n"},
 		{[]string{"--from", "1.0.0"}, `problem: version 1.0.0 is newer than the channel head etcdoperator.v0.9.4 (0.9.4): nothing in channel "stable" updates it` + "\n"},
 	} {
 		code, out, errOut := run(t, append([]string{"alpha", "query", "updates", dir, "-p", "etcd"}, tc.args...)...)
