@@ -112,7 +112,7 @@ func LoadInstallCatalogs(ctx context.Context, sources SourceResolver, cats []Ins
 }
 
 func loadInstallCatalog(ctx context.Context, sources SourceResolver, c InstallCatalog, maxFileSize int64) (*install.Catalog, model.Model, error) {
-	src, err := sources.Resolve(ctx, c.Ref)
+	src, err := resolveCatalog(ctx, sources, c.Ref)
 	if err != nil {
 		return nil, nil, err
 	}
