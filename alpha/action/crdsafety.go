@@ -3,6 +3,7 @@ package action
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -36,7 +37,12 @@ type OpenCatalog struct {
 // same pass notes where its bundles are, so that CRDs reads only those it
 // is asked for.
 func OpenModel(ctx context.Context, sources SourceResolver, ref string, maxFileSize int64) (*OpenCatalog, error) {
-	return openCatalog(ctx, sources, ref, "", maxFileSize, true)
+	c, err := openCatalog(ctx, sources, ref, "", maxFileSize, true)
+	var nc *NotCatalogError
+	if errors.As(err, &nc) {
+		return nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	return c, err
 }
 
 // OpenInstallModel is OpenModel, reading in the same pass what
@@ -54,7 +60,7 @@ func OpenInstallModel(ctx context.Context, sources SourceResolver, ref, name str
 // with locate, where its bundles are, and with a name, the resolver's
 // view of it.
 func openCatalog(ctx context.Context, sources SourceResolver, ref, name string, maxFileSize int64, locate bool) (*OpenCatalog, error) {
-	src, err := sources.Resolve(ctx, ref)
+	src, err := resolveCatalog(ctx, sources, ref)
 	if err != nil {
 		return nil, err
 	}

@@ -42,6 +42,13 @@ func ParseInstallCatalog(s string) (InstallCatalog, error) {
 	if c.Ref == "" {
 		return InstallCatalog{}, fmt.Errorf("invalid catalog %q: no reference", s)
 	}
+	// An image reference has no comma; a directory may, but rarely one
+	// followed by KEY=: that is a misspelt option.
+	if i := strings.LastIndex(c.Ref, ","); i >= 0 && strings.Contains(c.Ref[i+1:], "=") {
+		if _, err := os.Stat(c.Ref); err != nil {
+			return InstallCatalog{}, fmt.Errorf("invalid catalog %q: unknown option %q (the only option is priority=N)", s, c.Ref[i+1:])
+		}
+	}
 	return c, nil
 }
 
@@ -105,7 +112,7 @@ func LoadInstallCatalogs(ctx context.Context, sources SourceResolver, cats []Ins
 }
 
 func loadInstallCatalog(ctx context.Context, sources SourceResolver, c InstallCatalog, maxFileSize int64) (*install.Catalog, model.Model, error) {
-	src, err := sources.Resolve(ctx, c.Ref)
+	src, err := resolveCatalog(ctx, sources, c.Ref)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -66,7 +66,7 @@ func LoadCatalogs(ctx context.Context, sources SourceResolver, cats []InstallCat
 }
 
 func loadBothCatalog(ctx context.Context, sources SourceResolver, c InstallCatalog, maxFileSize int64, out *Catalogs, i int) error {
-	src, err := sources.Resolve(ctx, c.Ref)
+	src, err := resolveCatalog(ctx, sources, c.Ref)
 	if err != nil {
 		return err
 	}

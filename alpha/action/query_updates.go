@@ -2,8 +2,11 @@ package action
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/fastopm/fastopm/alpha/model"
 	"github.com/fastopm/fastopm/alpha/updates"
@@ -13,7 +16,7 @@ import (
 // upgrade-graph model. A catalog that breaks upstream's rules is refused
 // with validate's report.
 func LoadModel(ctx context.Context, sources SourceResolver, ref string, maxFileSize int64) (model.Model, error) {
-	src, err := sources.Resolve(ctx, ref)
+	src, err := resolveCatalog(ctx, sources, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -32,6 +35,35 @@ func LoadModel(ctx context.Context, sources SourceResolver, ref string, maxFileS
 	}
 	return res.Model, nil
 }
+
+// resolveCatalog resolves ref, which the query and diff commands take
+// as a catalog directory or catalog image, and says what is wrong in their
+// words when it is neither: a file (the directory that holds it may be the
+// catalog), a bundle directory or bundle image (opm render makes a catalog
+// of it). Those errors are NotCatalogErrors, which do not name ref: the
+// callers that do not already say which catalog failed add it.
+func resolveCatalog(ctx context.Context, sources SourceResolver, ref string) (*Source, error) {
+	src, err := sources.Resolve(ctx, ref)
+	if err == nil {
+		return src, nil
+	}
+	if errors.Is(err, ErrNotAllowed) {
+		return nil, &NotCatalogError{Ref: ref, msg: fmt.Sprintf("a bundle, not a catalog: give a catalog directory or catalog image (opm render %s makes a catalog of the bundle)", ref)}
+	}
+	if st, serr := os.Stat(ref); serr == nil && st.Mode().IsRegular() {
+		return nil, &NotCatalogError{Ref: ref, msg: fmt.Sprintf("a file, not a catalog directory: give the directory (%s, the one that holds it?) or a catalog image", filepath.Dir(ref))}
+	}
+	return nil, err
+}
+
+// NotCatalogError is a reference to something that exists but is not a
+// catalog: a file, a bundle. Its message does not name Ref.
+type NotCatalogError struct {
+	Ref string
+	msg string
+}
+
+func (e *NotCatalogError) Error() string { return e.msg }
 
 // The answers of `opm alpha query updates` (alpha/updates): an Answer for
 // --from, a Summary of each bundle for --all.

@@ -162,8 +162,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 		return err
 	}
 	c := r.Counts()
-	_, err := fmt.Fprintf(w, "\n%d answers: %d installable, %d unsatisfiable, %d fail to resolve\n",
-		len(r.Answers), c[Installable], c[Unsatisfiable], c[Failed])
+	answers := "answers"
+	if len(r.Answers) == 1 {
+		answers = "answer"
+	}
+	_, err := fmt.Fprintf(w, "\n%d %s: %d installable, %d unsatisfiable, %d fail to resolve\n",
+		len(r.Answers), answers, c[Installable], c[Unsatisfiable], c[Failed])
 	return err
 }
 

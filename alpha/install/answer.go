@@ -176,6 +176,9 @@ func reason(p *problem, ap applied) (string, int) {
 		if v.entry != nil {
 			return fmt.Sprintf("%s is deprecated (an olm.deprecated property): OLM never installs it", v.entry.Name()), 1
 		}
+		if c.words != "" {
+			return c.words, 4
+		}
 		return c.msg, 4 // an invalid subscription: OLM's reason
 	case dependency:
 		if c.dep == nil { // the subscription's

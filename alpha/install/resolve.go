@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/blang/semver/v4"
+
+	"github.com/fastopm/fastopm/pkg/suggest"
 )
 
 // Subscription is a new Subscription: what it asks OLM to install.
@@ -158,6 +160,55 @@ func (e *IdentityError) Error() string {
 		e.Count, e.Catalog, e.Count, e.Bundle, e.Channel)
 }
 
+// notFound says which of the subscription's package, channel and
+// starting bundle the catalog does not have (the counts are subscription's:
+// the catalog's, the package's and the channel's entries), suggesting a
+// name near the one given, or the other catalogs that have the package.
+func (res *resolution) notFound(nall, npkg, nch int) string {
+	sub, cat := res.sub, res.cat
+	switch {
+	case nall == 0:
+		return fmt.Sprintf("catalog %s has no bundles", cat.Name)
+	case npkg == 0:
+		s := fmt.Sprintf("package %q is not in catalog %s", sub.Package, cat.Name)
+		var others []string
+		for _, c := range res.r.catalogs {
+			if c != cat && c.packages[sub.Package] != nil {
+				others = append(others, c.Name)
+			}
+		}
+		if len(others) > 0 {
+			return s + fmt.Sprintf(" (catalog %s has it: --source names the Subscription's catalog)", strings.Join(others, ", "))
+		}
+		return s + suggest.Hint(sub.Package, cat.Packages())
+	case nch == 0:
+		channels, _ := cat.Channels(sub.Package)
+		return fmt.Sprintf("package %s of catalog %s has no channel %q (its channels: %s)%s", sub.Package, cat.Name, sub.Channel,
+			strings.Join(channels, ", "), suggest.Hint(sub.Channel, channels))
+	}
+	p := cat.packages[sub.Package]
+	var bundles []string
+	for _, ch := range p.channels {
+		if sub.Channel != "" && ch != sub.Channel {
+			continue
+		}
+		for _, e := range p.byChannel[ch] {
+			if !slices.Contains(bundles, e.Name()) {
+				bundles = append(bundles, e.Name())
+			}
+		}
+	}
+	where := fmt.Sprintf("package %s of catalog %s", sub.Package, cat.Name)
+	if sub.Channel != "" {
+		where = fmt.Sprintf("channel %s of %s", sub.Channel, where)
+	}
+	hint := ""
+	if c, ok := suggest.ClosestBundle(sub.StartingCSV, bundles); ok {
+		hint = "; did you mean " + c + "?"
+	}
+	return fmt.Sprintf("%s has no bundle %q%s", where, sub.StartingCSV, hint)
+}
+
 // subscription makes the subscription's variable and visits the bundles
 // it may install (getSubscriptionVariables). It returns the variable and
 // the candidates, most preferred first.
@@ -203,7 +254,7 @@ func (res *resolution) subscription() (*variable, []*Entry, error) {
 	if reason != "" {
 		return &variable{id: id, cons: []constraint{
 			{kind: mandatory, msg: fmt.Sprintf("subscription %s exists", name)},
-			{kind: prohibited, msg: reason},
+			{kind: prohibited, msg: reason, words: res.notFound(nall, npkg, nch)},
 		}}, nil, nil
 	}
 	// The default channel first, then by channel name; each channel in

@@ -513,3 +513,42 @@ func TestSortChannel(t *testing.T) {
 		})
 	}
 }
+
+// TestSubscriptionNotFound: a package, channel or starting bundle the
+// catalog does not have is OLM's "no operators found ..." (unsatisfiable,
+// its words kept among the constraints); the reason says what is missing
+// in words, suggesting a near name, or the catalog that has the package.
+func TestSubscriptionNotFound(t *testing.T) {
+	etcd := func() *fbc {
+		return newFBC().pkg("etcd", "stable").
+			channel("etcd", "stable", "etcdoperator.v0.9.0", "etcdoperator.v0.9.2<etcdoperator.v0.9.0").
+			channel("etcd", "alpha", "etcdoperator.v0.9.2").
+			bundle("etcd", "etcdoperator.v0.9.0", "0.9.0").bundle("etcd", "etcdoperator.v0.9.2", "0.9.2")
+	}
+	other := newFBC().pkg("other", "stable").channel("other", "stable", "other.v1").bundle("other", "other.v1", "1.0.0")
+	one := []tcat{{"community", 0, etcd()}}
+	runCases(t, []resolveCase{
+		{name: "a misspelt package", catalogs: one, sub: Subscription{Package: "ectd"}, status: Unsatisfiable, contains: []string{
+			"no operators found in package ectd in the catalog referenced by subscription ectd",
+			`package "ectd" is not in catalog community; did you mean etcd?`,
+		}},
+		{name: "a package far from any", catalogs: one, sub: Subscription{Package: "zookeeper"}, status: Unsatisfiable, contains: []string{
+			`package "zookeeper" is not in catalog community` + "\n",
+		}},
+		{name: "a package of another catalog", catalogs: []tcat{{"mine", 0, other}, {"community", 0, etcd()}}, sub: Subscription{Catalog: "mine", Package: "etcd"},
+			status: Unsatisfiable, contains: []string{
+				`package "etcd" is not in catalog mine (catalog community has it: --source names the Subscription's catalog)`,
+			}},
+		{name: "a misspelt channel", catalogs: one, sub: Subscription{Package: "etcd", Channel: "stabel"}, status: Unsatisfiable, contains: []string{
+			"no operators found in channel stabel of package etcd in the catalog referenced by subscription etcd",
+			`package etcd of catalog community has no channel "stabel" (its channels: alpha, stable); did you mean stable?`,
+		}},
+		{name: "a misspelt starting bundle", catalogs: one, sub: Subscription{Package: "etcd", StartingCSV: "etcdoprator.v0.9.0"}, status: Unsatisfiable, contains: []string{
+			"no operators found with name etcdoprator.v0.9.0 in channel  of package etcd in the catalog referenced by subscription etcd",
+			`package etcd of catalog community has no bundle "etcdoprator.v0.9.0"; did you mean etcdoperator.v0.9.0?`,
+		}},
+		{name: "a version that is not there is no typo", catalogs: one, sub: Subscription{Package: "etcd", Channel: "alpha", StartingCSV: "etcdoperator.v0.9.0"}, status: Unsatisfiable, contains: []string{
+			`channel alpha of package etcd of catalog community has no bundle "etcdoperator.v0.9.0"` + "\n",
+		}},
+	})
+}

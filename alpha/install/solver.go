@@ -41,6 +41,9 @@ type constraint struct {
 	ids  []int
 	n    int
 	msg  string
+	// words, when set, say msg for people (a subscription to a package,
+	// channel or bundle the catalog does not have, with a suggestion).
+	words string
 	// targets are the identifiers of ids, while the problem is built.
 	targets []string
 	// dep is the bundle dependency a dependency constraint comes from (nil

@@ -8,6 +8,8 @@ import (
 
 	"github.com/blang/semver/v4"
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/fastopm/fastopm/pkg/suggest"
 )
 
 // The upgrade constraint policies of a ClusterExtension.
@@ -513,6 +515,16 @@ func resolutionError(spec Spec, installed *Installed, catalogs []string) string 
 	return strings.TrimSpace(sb.String())
 }
 
+// hasPackage reports whether a catalog has the package.
+func (r *Resolver) hasPackage(pkg string) bool {
+	for _, cat := range r.catalogs {
+		if cat.Package(pkg) != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // FindInstalled reads the installed bundle that from names in a package:
 // a bundle of one of the catalogs by name, or by version (then the one
 // bundle of that version), its version (and release, with
@@ -553,6 +565,13 @@ func (r *Resolver) FindInstalled(pkg, from, version string) (*Installed, error) 
 		}
 		slices.Sort(ns)
 		return nil, fmt.Errorf("version %s names %d bundles of package %q (%s): give a bundle name", from, len(byVersion), pkg, strings.Join(ns, ", "))
+	case verr == nil && !r.hasPackage(pkg):
+		// Not a version the package lacks: the package itself is not there.
+		var names []string
+		for _, cat := range r.catalogs {
+			names = append(names, cat.Packages()...)
+		}
+		return nil, fmt.Errorf("package %q is in none of the catalogs%s", pkg, suggest.Hint(pkg, names))
 	case verr == nil:
 		return nil, fmt.Errorf("no bundle of package %q has version %s: name the installed bundle (OLM v1 matches replaces and skips by name)", pkg, from)
 	}

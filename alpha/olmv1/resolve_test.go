@@ -540,3 +540,25 @@ func TestFindInstalledAsMetadataFor(t *testing.T) {
 		}
 	}
 }
+
+// TestFindInstalledErrors: an installed version the package lacks, and a
+// package no catalog has, are told apart, the latter with a near name.
+func TestFindInstalledErrors(t *testing.T) {
+	const pkg = "rel"
+	f := fbc{packages: []declcfg.Package{{Name: pkg}},
+		channels: []declcfg.Channel{{Package: pkg, Name: "fast", Entries: []declcfg.ChannelEntry{{Name: "rel.v1.0.0"}}}},
+		bundles:  []declcfg.Bundle{{Package: pkg, Name: "rel.v1.0.0", Properties: []property.Property{pkgProp(pkg, "1.0.0")}}}}
+	r, err := NewResolver(Options{}, catalogOf(t, "c", 0, f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ pkg, from, want string }{
+		{pkg, "2.0.0", `no bundle of package "rel" has version 2.0.0: name the installed bundle (OLM v1 matches replaces and skips by name)`},
+		{"rell", "1.0.0", `package "rell" is in none of the catalogs; did you mean rel?`},
+		{"other", "1.0.0", `package "other" is in none of the catalogs`},
+	} {
+		if _, err := r.FindInstalled(tc.pkg, tc.from, ""); err == nil || err.Error() != tc.want {
+			t.Errorf("%s %s: %v, want %s", tc.pkg, tc.from, err, tc.want)
+		}
+	}
+}

@@ -147,8 +147,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 		return err
 	}
 	c := r.Counts()
-	fmt.Fprintf(w, "\n%d channels: %d installable, %d not installable, %d unknown (no bundle objects), %d do not resolve\n",
-		len(r.Rows), c[string(Installable)], c[string(NotInstallable)], c[string(Unknown)], c[StatusNoResolution])
+	channels := "channels"
+	if len(r.Rows) == 1 {
+		channels = "channel"
+	}
+	fmt.Fprintf(w, "\n%d %s: %d installable, %d not installable, %d unknown (no bundle objects), %d do not resolve\n",
+		len(r.Rows), channels, c[string(Installable)], c[string(NotInstallable)], c[string(Unknown)], c[StatusNoResolution])
 	if rs := r.ReasonCounts(); len(rs) > 0 {
 		fmt.Fprintln(w, "\nreasons (channels):")
 		for _, rc := range rs {

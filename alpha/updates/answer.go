@@ -180,7 +180,7 @@ func (q Query) Run() (*Answer, error) {
 		for _, c := range pkg.Channels {
 			names = slices.AppendSeq(names, maps.Keys(c.Bundles))
 		}
-		a.didYouMean, _ = suggest.Closest(in.Name, names)
+		a.didYouMean, _ = suggest.ClosestBundle(in.Name, names)
 	}
 	return a, nil
 }
@@ -281,22 +281,36 @@ func (a *Summary) finish(g *Graph, steps int, end *model.Bundle, loop error) {
 }
 
 // stuck says why OLM keeps in where it is: its own entry comes first,
-// the entries that would move it have the olm.deprecated property, or
-// nothing points at it.
+// the entries that would move it have the olm.deprecated property or are
+// skipped by another entry, or nothing points at it.
 func stuck(g *Graph, in Installed) string {
 	if g.Keeps(in) {
 		b := g.Order[g.own(in)]
 		return fmt.Sprintf("OLM keeps %s where it is, as its own entry is its first candidate: its skipRange %q includes its own version, and no entry nearer the head replaces, skips or covers it", in.Name, b.SkipRange)
 	}
-	if w := g.Withheld(in); len(w) > 0 {
-		var names []string
-		for _, b := range w {
-			names = append(names, b.Name)
-		}
-		return fmt.Sprintf("only %s %s, skip%s or cover%s %s, and %s the olm.deprecated property: OLM never installs such a bundle",
-			strings.Join(names, ", "), plural(len(names), "replaces", "replace"), plural(len(names), "s", ""), plural(len(names), "s", ""), describeInstalled(in), plural(len(names), "it has", "they have"))
+	withheld, skipped := bundleNames(g.Withheld(in)), bundleNames(g.Skipped(in))
+	all := append(slices.Clone(withheld), skipped...)
+	only := func(n int) string {
+		return fmt.Sprintf("only %s %s, skip%s or cover%s %s", strings.Join(all, ", "), plural(n, "replaces", "replace"), plural(n, "s", ""), plural(n, "s", ""), describeInstalled(in))
+	}
+	switch {
+	case len(withheld) > 0 && len(skipped) > 0:
+		return fmt.Sprintf("%s; %s the olm.deprecated property and %s skipped by another entry: OLM installs neither", only(len(all)),
+			strings.Join(withheld, ", ")+plural(len(withheld), " has", " have"), strings.Join(skipped, ", ")+plural(len(skipped), " is", " are"))
+	case len(withheld) > 0:
+		return fmt.Sprintf("%s, and %s the olm.deprecated property: OLM never installs such a bundle", only(len(all)), plural(len(all), "it has", "they have"))
+	case len(skipped) > 0:
+		return fmt.Sprintf("%s, and another entry skips %s: OLM never installs a skipped bundle", only(len(all)), plural(len(all), "it", "them"))
 	}
 	return fmt.Sprintf("nothing in channel %q replaces or skips %s, and no skipRange covers it", g.Channel.Name, describeInstalled(in))
+}
+
+func bundleNames(bs []*model.Bundle) []string {
+	var out []string
+	for _, b := range bs {
+		out = append(out, b.Name)
+	}
+	return out
 }
 
 func plural(n int, one, many string) string {

@@ -200,6 +200,31 @@ func TestEdgeShapeAnswers(t *testing.T) {
 			`l: m 1 false the path stops at m and never reaches the head h: OLM keeps m where it is, as its own entry is its first candidate: its skipRange ">=1.0.0 <=1.1.0" includes its own version, and no entry nearer the head replaces, skips or covers it`,
 			"x: h 1 true",
 		}},
+		// community-operators' kubernaut-operator: 1.3.4 skips 1.3.2 and
+		// 1.3.3, and 1.4.1 skips 1.3.4, so OLM never installs 1.3.4 and
+		// the older two have nowhere to go, although something skips them.
+		{"only a skipped entry skips it", []entry{
+			{name: "k.v1.3.2", version: "1.3.2"},
+			{name: "k.v1.3.3", version: "1.3.3"},
+			{name: "k.v1.3.4", version: "1.3.4", skips: []string{"k.v1.3.2", "k.v1.3.3"}},
+			{name: "k.v1.4.1", version: "1.4.1", replaces: "k.v1.3.4", skips: []string{"k.v1.3.4"}},
+		}, []string{
+			"k.v1.4.1: - 0 true",
+			"k.v1.3.4: k.v1.4.1 1 true",
+			"k.v1.3.3: - 0 false only k.v1.3.4 replaces, skips or covers k.v1.3.3 (version 1.3.3), and another entry skips it: OLM never installs a skipped bundle: it cannot be updated",
+			"k.v1.3.2: - 0 false only k.v1.3.4 replaces, skips or covers k.v1.3.2 (version 1.3.2), and another entry skips it: OLM never installs a skipped bundle: it cannot be updated",
+		}},
+		{"only skipped and olm.deprecated entries point at it", []entry{
+			{name: "a", version: "1.0.0"},
+			{name: "b", version: "1.1.0", skipRange: "<1.1.0"},
+			{name: "c", version: "1.2.0", replaces: "a", deprecated: true},
+			{name: "d", version: "1.3.0", replaces: "c", skips: []string{"b"}},
+		}, []string{
+			"d: - 0 true",
+			"c: d 1 true",
+			"a: - 0 false only c, b replace, skip or cover a (version 1.0.0); c has the olm.deprecated property and b is skipped by another entry: OLM installs neither: it cannot be updated",
+			"b: d 1 true",
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ch := channel(t, tc.entries...)

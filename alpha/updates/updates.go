@@ -82,6 +82,18 @@ type Graph struct {
 
 	once sync.Once
 	idx  *index // built on first use (NewGraph alone does not need it)
+
+	outOnce sync.Once
+	out     *outsideIndex // built when a stranded bundle is explained
+}
+
+// outsideIndex finds the channel's entries that are not in Order (another
+// entry skips them) and point at a bundle: they would update it, but OLM
+// never installs them.
+type outsideIndex struct {
+	pointing map[string][]*model.Bundle // by the name replaces or skips give
+	ranged   []*model.Bundle            // entries with a skipRange that parses
+	ranges   []semver.Range
 }
 
 // index finds the candidates for an installed bundle without scanning the
@@ -360,6 +372,51 @@ func (g *Graph) Withheld(from Installed) []*model.Bundle {
 		}
 		return true
 	})
+	return out
+}
+
+// Skipped returns the entries, sorted by name, that replace, skip or
+// cover from but are not in Order, since another entry skips them: OLM
+// never installs them, so they never move from either.
+func (g *Graph) Skipped(from Installed) []*model.Bundle {
+	g.outOnce.Do(func() {
+		x := &outsideIndex{pointing: map[string][]*model.Bundle{}}
+		pos := g.ix().pos
+		for _, b := range g.Channel.Bundles {
+			if p, ok := pos[b.Name]; ok && g.Order[p] == b {
+				continue
+			}
+			if b.Replaces != "" {
+				x.pointing[b.Replaces] = append(x.pointing[b.Replaces], b)
+			}
+			for _, s := range b.Skips {
+				if s != b.Replaces {
+					x.pointing[s] = append(x.pointing[s], b)
+				}
+			}
+			if b.SkipRange != "" {
+				if r, err := semver.ParseRange(b.SkipRange); err == nil {
+					x.ranged = append(x.ranged, b)
+					x.ranges = append(x.ranges, r)
+				}
+			}
+		}
+		g.out = x
+	})
+	var out []*model.Bundle
+	if from.Name != "" {
+		for _, b := range g.out.pointing[from.Name] {
+			if b.Name != from.Name && !slices.Contains(out, b) {
+				out = append(out, b)
+			}
+		}
+	}
+	for i, b := range g.out.ranged {
+		if from.Version != nil && b.Name != from.Name && g.out.ranges[i](*from.Version) && !slices.Contains(out, b) {
+			out = append(out, b)
+		}
+	}
+	slices.SortFunc(out, func(a, b *model.Bundle) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 

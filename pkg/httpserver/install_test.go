@@ -29,7 +29,7 @@ func TestInstall(t *testing.T) {
 		{"package=broken", 200, install.Unsatisfiable, nil, "broken.v1.1.0 requires GVK example.com/v1/Missing; no bundle in the catalogs provides it"},
 		// Without the other catalogs, logging's dependency has no provider.
 		{"package=logging", 200, install.Unsatisfiable, nil, "logging.v5.0.0 requires package elasticsearch in range >=7.0.0; no bundle in the catalogs meets it"},
-		{"package=etcd&bundle=nope", 200, install.Unsatisfiable, nil, "no operators found with name nope"},
+		{"package=etcd&bundle=nope", 200, install.Unsatisfiable, nil, `package etcd of catalog community has no bundle "nope"`},
 		{"package=nope", 404, "", nil, `package \"nope\" not found in the catalog`},
 		{"package=etcd&channel=beta", 404, "", nil, `channel \"beta\" not found in package \"etcd\" (its channels: alpha, stable)`},
 		{"channel=stable", 400, "", nil, "the package parameter is required"},

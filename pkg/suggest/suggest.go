@@ -35,6 +35,27 @@ func Closest(name string, candidates []string) (string, bool) {
 	return best, true
 }
 
+// ClosestBundle is Closest for bundle names, which carry versions: a
+// name that differs from name only in its digits (etcd.v0.9.3 for
+// etcd.v0.9.2) is another version, likely one the catalog no longer has,
+// not a typo, so it is not suggested.
+func ClosestBundle(name string, candidates []string) (string, bool) {
+	c, ok := Closest(name, candidates)
+	if !ok || withoutDigits(c) == withoutDigits(name) {
+		return "", false
+	}
+	return c, true
+}
+
+func withoutDigits(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return -1
+		}
+		return r
+	}, s)
+}
+
 // Hint returns "; did you mean X?" for Closest's answer, or "".
 func Hint(name string, candidates []string) string {
 	if c, ok := Closest(name, candidates); ok {

@@ -36,6 +36,24 @@ func TestClosest(t *testing.T) {
 	}
 }
 
+func TestClosestBundle(t *testing.T) {
+	bundles := []string{"etcdoperator.v0.9.0", "etcdoperator.v0.9.2", "kubecost-operator.v2.8.0"}
+	for _, tc := range []struct {
+		name, want string
+	}{
+		{"etcdoprator.v0.9.2", "etcdoperator.v0.9.2"}, // a typo in the name
+		{"etcdoperator.v0.9.1", ""},                   // another version
+		{"kubecost-operator.v2.1.0", ""},
+		{"kubecost-operator.v2.8", "kubecost-operator.v2.8.0"}, // a version written short
+		{"etcdoperator.v0.9.2", ""},                            // there
+	} {
+		got, ok := ClosestBundle(tc.name, bundles)
+		if got != tc.want || ok != (tc.want != "") {
+			t.Errorf("ClosestBundle(%q) = %q, %v; want %q", tc.name, got, ok, tc.want)
+		}
+	}
+}
+
 func TestDistance(t *testing.T) {
 	for _, tc := range []struct {
 		a, b string

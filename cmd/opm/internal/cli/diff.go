@@ -58,7 +58,8 @@ package the change does not touch, they fold into one line, and so do the
 uninstallable subscriptions of a channel (-o json lists each).
 
 Exit codes: 0 when the check passes (or without --check), 1 when it finds a
-violation, 2 when a catalog cannot be read or is invalid.`,
+violation, 2 when a catalog cannot be read or is invalid, or the command
+line is wrong.`,
 		Example: `  opm alpha diff ./catalog-v1 ./catalog-v2
   opm alpha diff quay.io/example/catalog:v1 ./catalog --check -o markdown > comment.md`,
 		Args: cobra.ExactArgs(2),
@@ -99,7 +100,7 @@ violation, 2 when a catalog cannot be read or is invalid.`,
 	cmd.Flags().BoolVar(&check, "check", false, "apply the update rules and exit 1 when one is broken")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "Output format (text|json|markdown)")
 	addImageCacheFlag(cmd, &cacheDir)
-	return plainErrors(cmd)
+	return usageExitCode(plainErrors(cmd), 2)
 }
 
 type diffReport struct {

@@ -53,8 +53,10 @@ check failed: 1 violation, 0 warnings
 		t.Errorf("same: exit %d\n%s", code, out)
 	}
 
-	// Bad input: exit 2.
+	// Bad input: exit 2, a wrong command line too (1 is a violation).
 	for _, args := range [][]string{
+		{old},
+		{old, new, "--chek"},
 		{old, filepath.Join(goldenRoot, "nosuch")},
 		{old, filepath.Join(goldenRoot, "catalogs", "fixture-opm-bundle-without-channel")},
 		{old, new, "-o", "xml"},

@@ -15,7 +15,7 @@ import (
 func newQueryCmd(s Streams, g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "query",
-		Short: "Answer questions about a catalog's upgrade graph",
+		Short: "Answer questions about a catalog: where OLM updates a bundle, what it installs",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
@@ -77,7 +77,11 @@ or skipRange-cover the installed bundle (or any, with
 --upgrade-constraint-policy SelfCertified): the highest version, preferring
 bundles olm.deprecations does not deprecate; and whether OLM v1 can
 install it. --olm both shows OLM v0's and v1's answers side by side and
-where they differ.`,
+where they differ.
+
+Exit codes: 0 whenever the question was answered, a bundle that cannot
+reach the head included (use "opm alpha diff --check" to fail a CI job on
+those), 1 on bad input (and with --olm both when neither OLM answers).`,
 		Example: `  opm alpha query updates ./catalog --package etcd --from etcdoperator.v0.9.0
   opm alpha query updates quay.io/example/catalog:latest --package etcd --channel alpha --from 0.9.2 -o json
   opm alpha query updates ./catalog --package etcd --all

@@ -53,8 +53,8 @@ for a Subscription without spec.channel.
 also for every bundle, as a starting bundle) in a table, or JSON.
 
 Exit codes: 0 when the Subscription is installable (and always with
---all), 1 when it is not, 2 when a catalog cannot be read or the question
-is wrong.
+--all), 1 when it is not, 2 when a catalog cannot be read or is invalid,
+or the question or the command line is wrong.
 
 --olm v1 answers with OLM v1's rules instead (operator-controller v1.11.0):
 the one bundle a new ClusterExtension for the package resolves to (the
@@ -174,5 +174,5 @@ words. --all answers for every package and channel of the catalog;
 	f.StringVarP(&output, "output", "o", "text", "Output format (text|json)")
 	addOLMFlags(cmd, &olm)
 	addImageCacheFlag(cmd, &cacheDir)
-	return cmd
+	return usageExitCode(cmd, 2)
 }

@@ -48,8 +48,8 @@ func TestQueryInstall(t *testing.T) {
 		{[]string{"-p", "logging"}, install.Installable, []string{"community/stable/logging.v5.0.0", "certified/stable/elasticsearch.v7.10.0"}, ""},
 		{[]string{"-p", "broken"}, install.Unsatisfiable, nil, "broken.v1.1.0 requires GVK example.com/v1/Missing; no bundle in the catalogs provides it"},
 		{[]string{"-p", "two-etcds"}, install.Unsatisfiable, nil, "at most one bundle may provide GVK etcd.database.coreos.com/v1beta2/EtcdCluster"},
-		{[]string{"-p", "nope"}, install.Unsatisfiable, nil, "no operators found in package nope in the catalog referenced by subscription nope"},
-		{[]string{"-p", "etcd", "-c", "beta"}, install.Unsatisfiable, nil, "no operators found in channel beta of package etcd"},
+		{[]string{"-p", "nope"}, install.Unsatisfiable, nil, `package "nope" is not in catalog community`},
+		{[]string{"-p", "etcd", "-c", "beta"}, install.Unsatisfiable, nil, `package etcd of catalog community has no channel "beta" (its channels: alpha, stable)`},
 	} {
 		args := append(append([]string{"alpha", "query", "install"}, installCatalogs()...), append(tc.args, "-o", "json")...)
 		code, out, errOut := run(t, args...)
@@ -130,6 +130,21 @@ func TestQueryInstallAll(t *testing.T) {
 	}
 }
 
+// TestQueryInstallAllOne: the summary of a catalog of one channel says
+// "1 answer", "1 channel", for each OLM.
+func TestQueryInstallAllOne(t *testing.T) {
+	cat := filepath.Join(goldenRoot, "catalogs", "fixture-olm-deprecations")
+	for olm, want := range map[string]string{
+		"v0":   "\n1 answer: 1 installable, 0 unsatisfiable, 0 fail to resolve\n",
+		"v1":   "\n1 channel: 0 installable, 0 not installable, 1 unknown (no bundle objects), 0 do not resolve\n",
+		"both": "\n1 channel: OLM v0 and v1 differ on 0\n",
+	} {
+		if code, out, errOut := run(t, "alpha", "query", "install", cat, "--all", "--olm", olm); code != 0 || !strings.HasSuffix(out, want) {
+			t.Errorf("--olm %s: exit %d, %s\n%s", olm, code, errOut, out)
+		}
+	}
+}
+
 // TestQueryInstallDependenciesYAML: a bundle directory's
 // metadata/dependencies.yaml, rendered, is what the resolver reads.
 func TestQueryInstallDependenciesYAML(t *testing.T) {
@@ -185,13 +200,18 @@ func TestQueryInstallErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{community}, 1, "--package is required"},
-		{[]string{community, "--all", "-p", "etcd"}, 1, "--all asks about every package"},
-		{[]string{community, "-p", "etcd", "--every-bundle"}, 1, "--every-bundle needs --all"},
-		{[]string{community, "-p", "etcd", "--version", "1", "--bundle", "x"}, 1, "give at most one of --version and --bundle"},
-		{[]string{"-p", "etcd"}, 1, "give at least one catalog"},
-		{[]string{community, "--catalog", "nope", "-p", "etcd"}, 1, `invalid catalog "nope": expected NAME=REF[,priority=N]`},
-		{[]string{community, "--catalog", "x=" + community + ",priority=high", "-p", "etcd"}, 1, `priority "high" is not a whole number`},
+		{[]string{community}, 2, "--package is required"},
+		{[]string{community, "--all", "-p", "etcd"}, 2, "--all asks about every package"},
+		{[]string{community, "-p", "etcd", "--every-bundle"}, 2, "--every-bundle needs --all"},
+		{[]string{community, "-p", "etcd", "--version", "1", "--bundle", "x"}, 2, "give at most one of --version and --bundle"},
+		{[]string{"-p", "etcd"}, 2, "give at least one catalog"},
+		{[]string{community, "--catalog", "nope", "-p", "etcd"}, 2, `invalid catalog "nope": expected NAME=REF[,priority=N]`},
+		{[]string{community, "--catalog", "x=" + community + ",priority=high", "-p", "etcd"}, 2, `priority "high" is not a whole number`},
+		{[]string{community, "--catalog", "x=" + community + ",prio=1", "-p", "etcd"}, 2, `unknown option "prio=1" (the only option is priority=N)`},
+		{[]string{community, "--catalog", "x=" + community + ",priority=1,fast=1", "-p", "etcd"}, 2, `priority "1,fast=1" is not a whole number`},
+		// A wrong command line exits 2 too, not 1, which means "not installable".
+		{[]string{community, "-p", "etcd", "--chanel", "stable"}, 2, "unknown flag: --chanel"},
+		{[]string{community, "-p", "etcd", "--olm", "v2"}, 2, `invalid --olm value "v2"`},
 		{[]string{community, "-p", "etcd", "--source", "nope"}, 2, `--source "nope" names none of the catalogs`},
 		{[]string{community, "-p", "etcd", "-o", "xml"}, 2, `invalid --output value "xml"`},
 		{[]string{community, "-p", "etcd", "--version", "9.9.9"}, 2, "no bundle of version 9.9.9 in package etcd of catalog community"},

@@ -288,7 +288,11 @@ func writeAllBoth(w io.Writer, rep *action.OLMInstallAll) error {
 	if err := writeTabbed(w, b.String()); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "\n%d channels: OLM v0 and v1 differ on %d\n", len(rep.Rows), rep.Differ())
+	channels := "channels"
+	if len(rep.Rows) == 1 {
+		channels = "channel"
+	}
+	_, err := fmt.Fprintf(w, "\n%d %s: OLM v0 and v1 differ on %d\n", len(rep.Rows), channels, rep.Differ())
 	return err
 }
 

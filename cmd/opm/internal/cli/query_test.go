@@ -85,6 +85,8 @@ etcdoperator.v0.9.1  0.9.1    etcdoperator.v0.9.2  skips     2      yes
 		want string
 	}{
 		{[]string{"--from", "etcdoprator.v0.9.2"}, "installed: etcdoprator.v0.9.2 (version 0.9.2) (not in the catalog; did you mean etcdoperator.v0.9.2?)\n"},
+		// An older version the catalog no longer has is no typo: no "did you mean".
+		{[]string{"--from", "etcdoperator.v0.8.0"}, "installed: etcdoperator.v0.8.0 (version 0.8.0) (not in the catalog)\n"},
 		{[]string{"--from", "1.0.0"}, `problem: version 1.0.0 is newer than the channel head etcdoperator.v0.9.4 (0.9.4): nothing in channel "stable" updates it` + "\n"},
 	} {
 		code, out, errOut := run(t, append([]string{"alpha", "query", "updates", dir, "-p", "etcd"}, tc.args...)...)
@@ -141,5 +143,37 @@ func TestQueryAndDiffShapes(t *testing.T) {
 				t.Errorf("diff --check: exit %d, stderr %s\n%s", code, errOut, out)
 			}
 		})
+	}
+}
+
+// TestNotACatalog: a bundle directory or a catalog's file, given where a
+// catalog is expected, is said to be so, with what to give instead, by
+// query updates, query install and diff.
+func TestNotACatalog(t *testing.T) {
+	catalog := filepath.Join(goldenRoot, "updates")
+	bundleDir := filepath.Join(goldenRoot, "bundles", "aws-efs-operator-0.0.1")
+	file := filepath.Join(catalog, "etcd", "catalog.yaml")
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"query", "updates", bundleDir, "-p", "x", "--all"}, 1,
+			"Error: " + bundleDir + ": a bundle, not a catalog: give a catalog directory or catalog image (opm render " + bundleDir + " makes a catalog of the bundle)\n"},
+		{[]string{"query", "updates", file, "-p", "x", "--all"}, 1,
+			"Error: " + file + ": a file, not a catalog directory: give the directory (" + filepath.Dir(file) + ", the one that holds it?) or a catalog image\n"},
+		{[]string{"query", "install", bundleDir, "-p", "x"}, 2,
+			"Error: catalog aws-efs-operator-0.0.1 (" + bundleDir + "): a bundle, not a catalog: "},
+		{[]string{"query", "install", bundleDir, "-p", "x", "--olm", "v1"}, 2,
+			"Error: catalog aws-efs-operator-0.0.1 (" + bundleDir + "): a bundle, not a catalog: "},
+		{[]string{"diff", catalog, bundleDir, "--check"}, 2,
+			"Error: " + bundleDir + ": a bundle, not a catalog: "},
+		{[]string{"diff", file, catalog}, 2,
+			"Error: " + file + ": a file, not a catalog directory: "},
+	} {
+		code, _, errOut := run(t, append([]string{"alpha"}, tc.args...)...)
+		if code != tc.code || !strings.HasPrefix(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, want %d, %q", tc.args, code, errOut, tc.code, tc.want)
+		}
 	}
 }

@@ -192,6 +192,22 @@ func plainErrors(cmd *cobra.Command) *cobra.Command {
 	return cmd
 }
 
+// usageExitCodeKey is the annotation of the commands whose exit code 1
+// is an answer (query install: not installable; diff --check: a
+// violation): a wrong command line exits with the annotation's code, 2,
+// so that a script does not take a typo for an answer (set it with
+// usageExitCode).
+const usageExitCodeKey = "fastopm/usage-exit-code"
+
+// usageExitCode makes a wrong command line of cmd exit with code.
+func usageExitCode(cmd *cobra.Command, code int) *cobra.Command {
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	cmd.Annotations[usageExitCodeKey] = strconv.Itoa(code)
+	return cmd
+}
+
 // markCommandErrors wraps the errors of every run and pre-run function in
 // the tree in a *commandError.
 func markCommandErrors(c *cobra.Command) {
@@ -226,6 +242,10 @@ func Main(ctx context.Context, s Streams, args []string) int {
 	var ur *usageReport
 	if !errors.As(err, &ce) || errors.As(err, &ur) {
 		fmt.Fprintf(s.Err, "Error: %v\n%s\n", err, cmd.UsageString())
+		if cmd.Annotations[usageExitCodeKey] != "" {
+			code, _ := strconv.Atoi(cmd.Annotations[usageExitCodeKey])
+			return code
+		}
 		return 1
 	}
 	err = ce.err
