@@ -157,6 +157,10 @@ func (ps Problems) Report() string {
 	return ps.tree(false).Error() + "\n"
 }
 
+// maxLoadShown is how many files that cannot be read the report tree
+// lists before it counts the others.
+const maxLoadShown = 20
+
 // ProblemError is a single problem as an error.
 type ProblemError struct{ Problem Problem }
 
@@ -191,6 +195,7 @@ func (ps Problems) tree(upstream bool) *ValidationError {
 		return ve
 	}
 	unchecked := &ValidationError{Message: "packages not fully checked, because a file of theirs cannot be read"}
+	loadShown := 0
 	uncheckedFiles := map[string][]string{}
 	var uncheckedNames []string
 	for _, p := range ps.Errors() {
@@ -208,6 +213,13 @@ func (ps Problems) tree(upstream bool) *ValidationError {
 			channel, channelNode = p.upstreamChannel, true
 		}
 		perr := &ProblemError{Problem: p}
+		if p.load && p.Rule == RuleParse {
+			// A directory that is not a catalog (a wrong argument) has
+			// a problem per file: the first ones say what is wrong.
+			if loadShown++; loadShown > maxLoadShown {
+				continue
+			}
+		}
 		if p.load || p.Package == "" {
 			root.Errs = append(root.Errs, perr)
 			continue
@@ -220,6 +232,9 @@ func (ps Problems) tree(upstream bool) *ValidationError {
 			n = child(n, fmt.Sprintf("invalid bundle %q", p.Bundle))
 		}
 		n.Errs = append(n.Errs, perr)
+	}
+	if hidden := loadShown - maxLoadShown; hidden > 0 {
+		root.Errs = append(root.Errs, fmt.Errorf("and %d more files that cannot be read (-o json lists every problem)", hidden))
 	}
 	if len(uncheckedNames) > 0 {
 		sort.Strings(uncheckedNames)

@@ -2,6 +2,7 @@ package model
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -100,5 +101,26 @@ func TestHeadAndReplacesChain(t *testing.T) {
 	add("g", "") // g is neither reachable nor skipped, and is a head
 	if _, err := replacesChain(ch); err == nil {
 		t.Fatal("want a head error")
+	}
+}
+
+// A directory that is not a catalog has a parse problem per file: the
+// tree lists the first ones and counts the others; Problems keeps all.
+func TestProblemsTreeCountsManyParseProblems(t *testing.T) {
+	var ps Problems
+	for i := range maxLoadShown + 5 {
+		ps = append(ps, Problem{Rule: RuleParse, Severity: SeverityError, load: true, Message: fmt.Sprintf("f%02d: not a catalog file", i), File: fmt.Sprintf("f%02d", i)})
+	}
+	ps = append(ps, Problem{Rule: RuleDuplicatePackage, Severity: SeverityError, Message: `duplicate package "a"`, Package: "a", load: true})
+	lines := strings.Split(ps.Err().Error(), "\n")
+	if len(lines) != 1+maxLoadShown+2 {
+		t.Fatalf("%d lines:\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+	if lines[maxLoadShown] != "├── f19: not a catalog file" || lines[maxLoadShown+1] != `├── duplicate package "a"` ||
+		lines[maxLoadShown+2] != "└── and 5 more files that cannot be read (-o json lists every problem)" {
+		t.Errorf("tree:\n%s", strings.Join(lines, "\n"))
+	}
+	if len(ps.Errors()) != maxLoadShown+6 {
+		t.Errorf("Errors() = %d", len(ps.Errors()))
 	}
 }
