@@ -323,6 +323,20 @@ func TestPageHostile(t *testing.T) {
 		tab.close()
 	}
 
+	// A view of something the catalog does not have says so in the
+	// title too, with the catalog's name.
+	for _, v := range []struct{ hash, title string }{
+		{"#pkg=no-such-package", "No package no-such-package · hostile"},
+		{"#pkg=odd-names&channel=no-such-channel", "No channel no-such-channel · "},
+		{"#pkg=odd-names&bundle=no-such-bundle", "No bundle no-such-bundle · "},
+	} {
+		b.do(chromedp.Navigate(base + v.hash))
+		b.wait(fmt.Sprintf(`!document.querySelector('#status').hidden && document.title.startsWith(%q)`, v.title))
+		if got := b.eval(`document.title`).(string); !strings.HasSuffix(got, " · hostile") {
+			t.Errorf("%s: the title is %q, want %q… naming the catalog", v.hash, got, v.title)
+		}
+	}
+
 	// Empty values leave no stray commas; what decodes is shown.
 	b.do(chromedp.Navigate(base + "#pkg=odd-types"))
 	b.wait(`document.querySelector('#package-name').textContent === 'odd-types' && document.querySelector('#facts').textContent.includes('Maintainers')`)

@@ -438,6 +438,7 @@
         currentPkg = null;
         $("package").hidden = true;
         showStatus("package", "Cannot open package \u201c" + v.pkg + "\u201d: " + e.message);
+        setTitle("No package " + v.pkg);
         return;
       }
       if (seq !== pkgSeq || current.pkg !== v.pkg) return;
@@ -645,6 +646,7 @@
       if (!c) {
         view.hidden = true;
         showStatus("package", "Package \u201c" + p.name + "\u201d has no channel \u201c" + v.channel + "\u201d.");
+        setTitle("No channel " + v.channel + " \u00b7 " + title);
         return;
       }
       showStatus("package", "");
@@ -680,6 +682,7 @@
         if (seq !== pkgSeq) return;
         view.hidden = true;
         showStatus("package", "Cannot open bundle \u201c" + v.bundle + "\u201d: " + e.message);
+        setTitle("No bundle " + v.bundle + " \u00b7 " + title);
         return;
       }
       if (seq !== pkgSeq || current.bundle !== v.bundle || current.pkg !== p.name) return;
