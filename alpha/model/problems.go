@@ -234,7 +234,13 @@ func (ps Problems) tree(upstream bool) *ValidationError {
 		n.Errs = append(n.Errs, perr)
 	}
 	if hidden := loadShown - maxLoadShown; hidden > 0 {
-		root.Errs = append(root.Errs, fmt.Errorf("and %d more files that cannot be read (-o json lists every problem)", hidden))
+		more := fmt.Sprintf("and %d more files that cannot be read", hidden)
+		if !upstream {
+			// Report is opm validate's, whose -o json lists them all;
+			// Err is also serve's, filter's and install's, which have none.
+			more += " (-o json lists every problem)"
+		}
+		root.Errs = append(root.Errs, errors.New(more))
 	}
 	if len(uncheckedNames) > 0 {
 		sort.Strings(uncheckedNames)

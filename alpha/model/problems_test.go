@@ -117,8 +117,14 @@ func TestProblemsTreeCountsManyParseProblems(t *testing.T) {
 		t.Fatalf("%d lines:\n%s", len(lines), strings.Join(lines, "\n"))
 	}
 	if lines[maxLoadShown] != "├── f19: not a catalog file" || lines[maxLoadShown+1] != `├── duplicate package "a"` ||
-		lines[maxLoadShown+2] != "└── and 5 more files that cannot be read (-o json lists every problem)" {
+		lines[maxLoadShown+2] != "└── and 5 more files that cannot be read" {
 		t.Errorf("tree:\n%s", strings.Join(lines, "\n"))
+	}
+	// Only validate's report (which has -o json) points at -o json: Err
+	// is also the error of serve, filter and install.
+	report := strings.Split(strings.TrimSuffix(ps.Report(), "\n"), "\n")
+	if last := report[len(report)-1]; last != "└── and 5 more files that cannot be read (-o json lists every problem)" {
+		t.Errorf("report's last line: %q", last)
 	}
 	if len(ps.Errors()) != maxLoadShown+6 {
 		t.Errorf("Errors() = %d", len(ps.Errors()))
