@@ -14,11 +14,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/goccy/go-graphviz"
+
+	"github.com/fastopm/fastopm/pkg/graphsvg"
 )
 
 // maxDOT bounds the input: the DOT of a whole 500 MB catalog is a few MB.
@@ -29,13 +34,48 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: opm-graphviz < graph.dot > graph.svg")
 		os.Exit(2)
 	}
-	if err := run(context.Background(), os.Stdin, os.Stdout); err != nil {
+	if err := run(context.Background(), os.Stdin, os.Stdout, maxMemory()); err != nil {
 		fmt.Fprintln(os.Stderr, "opm-graphviz:", err)
+		if errors.Is(err, errTooLarge) {
+			os.Exit(graphsvg.ExitTooLarge)
+		}
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, in io.Reader, out io.Writer) error {
+var errTooLarge = errors.New("the drawing used more memory than allowed")
+
+// maxMemory is the bound opm passes in graphsvg.EnvMaxMemory; 0 is none.
+func maxMemory() int64 {
+	n, err := strconv.ParseInt(os.Getenv(graphsvg.EnvMaxMemory), 10, 64)
+	if err != nil || n <= 0 {
+		return 0
+	}
+	return n
+}
+
+// peakMemory is this process's peak resident memory in bytes (VmHWM,
+// Linux); 0 where it is not known.
+func peakMemory() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// run draws; past limit bytes of peak memory (0: no limit) it writes
+// nothing and returns errTooLarge.
+func run(ctx context.Context, in io.Reader, out io.Writer, limit int64) error {
 	dot, err := io.ReadAll(io.LimitReader(in, maxDOT+1))
 	if err != nil {
 		return fmt.Errorf("read DOT: %w", err)
@@ -56,6 +96,9 @@ func run(ctx context.Context, in io.Reader, out io.Writer) error {
 	var buf bytes.Buffer
 	if err := gv.Render(ctx, g, graphviz.SVG, &buf); err != nil {
 		return fmt.Errorf("render SVG: %w", err)
+	}
+	if peak := peakMemory(); limit > 0 && peak > limit {
+		return fmt.Errorf("%w: %d MB, more than %d MB", errTooLarge, peak>>20, limit>>20)
 	}
 	_, err = out.Write(buf.Bytes())
 	return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"encoding/xml"
 	"strings"
 	"testing"
@@ -9,7 +10,7 @@ import (
 
 func TestRun(t *testing.T) {
 	var out bytes.Buffer
-	if err := run(t.Context(), strings.NewReader(`digraph g { a -> b [label="replaces"] }`), &out); err != nil {
+	if err := run(t.Context(), strings.NewReader(`digraph g { a -> b [label="replaces"] }`), &out, 0); err != nil {
 		t.Fatal(err)
 	}
 	var svg struct{ XMLName xml.Name }
@@ -22,7 +23,15 @@ func TestRun(t *testing.T) {
 		}
 	}
 	out.Reset()
-	if err := run(t.Context(), strings.NewReader(`digraph g { a -> `), &out); err == nil || out.Len() != 0 {
+	if err := run(t.Context(), strings.NewReader(`digraph g { a -> `), &out, 0); err == nil || out.Len() != 0 {
 		t.Errorf("bad DOT: %v, %d bytes written", err, out.Len())
+	}
+	// Past the bound opm passes, nothing is written: the WebAssembly
+	// runtime alone is more than 1 MB.
+	if peakMemory() == 0 {
+		t.Skip("no /proc/self/status: the bound is not checked here")
+	}
+	if err := run(t.Context(), strings.NewReader(`digraph g { a -> b }`), &out, 1<<20); !errors.Is(err, errTooLarge) || out.Len() != 0 {
+		t.Errorf("past the memory bound: %v, %d bytes written", err, out.Len())
 	}
 }

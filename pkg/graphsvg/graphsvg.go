@@ -28,6 +28,20 @@ const Program = "opm-graphviz"
 // EnvProgram, when set, is the path of the drawing program.
 const EnvProgram = "OPM_GRAPHVIZ"
 
+// EnvMaxMemory is how SVG tells the drawing program MaxMemory, in bytes:
+// opm-graphviz reads its own peak resident memory when it has drawn and,
+// past the bound, writes nothing and exits with ExitTooLarge. The
+// sampling of /proc stops a drawing that grows past the bound; this
+// catches one that ended between two samples, so the verdict never
+// depends on the machine's speed. (The kernel's count of an ended child,
+// getrusage's ru_maxrss, would not do: a child that opm's os/exec starts
+// inherits in it the peak of opm's own memory.)
+const EnvMaxMemory = "OPM_GRAPHVIZ_MAX_MEMORY"
+
+// ExitTooLarge is the exit code of a drawing program that went past
+// EnvMaxMemory.
+const ExitTooLarge = 3
+
 // ErrNoProgram is returned when the drawing program cannot be found.
 var ErrNoProgram = errors.New("drawing SVG needs the " + Program + " program (Graphviz, kept out of opm so that opm starts fast): " +
 	"put it beside opm or on the PATH (make build builds bin/" + Program + "; or go install github.com/fastopm/fastopm/cmd/" + Program + "@VERSION), " +
@@ -87,6 +101,7 @@ func SVG(ctx context.Context, dot []byte) ([]byte, error) {
 	runCtx, cancel := context.WithTimeout(ctx, MaxTime)
 	defer cancel()
 	cmd := exec.CommandContext(runCtx, prog)
+	cmd.Env = append(os.Environ(), EnvMaxMemory+"="+strconv.FormatInt(MaxMemory, 10))
 	cmd.Stdin = bytes.NewReader(dot)
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
@@ -98,10 +113,8 @@ func SVG(ctx context.Context, dot []byte) ([]byte, error) {
 	go func() { watched <- watchMemory(cmd.Process, MaxMemory, stop) }()
 	err = cmd.Wait()
 	close(stop)
-	// The sampling stops a drawing that grows past the bound; the
-	// kernel's count of the peak catches one that ended between two
-	// samples, so the verdict never depends on the machine's speed.
-	if peak := max(<-watched, peakRSS(cmd.ProcessState)); peak > MaxMemory {
+	var exit *exec.ExitError
+	if peak := <-watched; peak > MaxMemory || (errors.As(err, &exit) && exit.ExitCode() == ExitTooLarge) {
 		return nil, fmt.Errorf("%w: Graphviz used more than %d MB and was stopped", ErrTooLarge, MaxMemory>>20)
 	}
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -46,4 +47,28 @@ func TestMemoryBound(t *testing.T) {
 	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "Graphviz used more than 1 MB and was stopped") {
 		t.Fatalf("SVG past MaxMemory = %v", err)
 	}
+}
+
+// The bound is the drawing's own memory, whatever opm's: a process that
+// has held more than MaxMemory still draws a small graph (the kernel's
+// count of a child, which os/exec starts from opm's memory, counted
+// opm's peak too).
+func TestMemoryBoundIsTheDrawings(t *testing.T) {
+	if _, err := os.Stat("/proc/self/statm"); err != nil {
+		t.Skip("no /proc: the memory bound is not enforced here")
+	}
+	testutil.UseGraphviz(t)
+	held := make([]byte, 160<<20)
+	for i := range held {
+		if i%4096 == 0 {
+			held[i] = 1
+		}
+	}
+	defer func(m int64) { MaxMemory = m }(MaxMemory)
+	MaxMemory = 128 << 20 // the drawing of a -> b takes about 22 MB
+	svg, err := SVG(t.Context(), []byte("digraph g { a -> b; }"))
+	if err != nil || !strings.Contains(string(svg), "<svg") {
+		t.Errorf("SVG = %.40q, %v", svg, err)
+	}
+	runtime.KeepAlive(held)
 }
