@@ -53,21 +53,41 @@ func (d diskDest) writeFile(name string, r io.Reader, n int64, _ *layerStore) (i
 	if err != nil {
 		return 0, err
 	}
-	w, err := io.CopyN(f, r, n)
+	lr := &layerReader{r: r}
+	w, err := io.CopyN(f, lr, n)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return w, copyError(w, n, err)
+		return w, copyError(w, n, err, lr.err)
 	}
 	return w, nil
 }
 
+// layerReader keeps the error of reading a layer, to tell it from an
+// error of writing what was read.
+type layerReader struct {
+	r   io.Reader
+	err error
+}
+
+func (l *layerReader) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	if err != nil {
+		l.err = err
+	}
+	return n, err
+}
+
 // copyError says why a file of a layer was not copied in full: the layer
-// ended inside it (a cut or corrupt layer), or writing it failed.
-func copyError(copied, size int64, err error) error {
-	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
+// ended inside it (a cut layer), could not be read (a corrupt one), or
+// writing it failed. readErr is the error of reading the layer, if any.
+func copyError(copied, size int64, err, readErr error) error {
+	switch {
+	case err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Errorf("the layer ends %d bytes into the file of %d bytes: %w", copied, size, io.ErrUnexpectedEOF)
+	case readErr != nil:
+		return fmt.Errorf("read the layer, %d bytes into the file of %d bytes: %w", copied, size, err)
 	}
 	return fmt.Errorf("write: %w", err)
 }

@@ -222,9 +222,10 @@ func (t *memTree) writeFile(name string, r io.Reader, n int64, ls *layerStore) (
 	} else {
 		store := ls.get()
 		node.f, node.off = store, store.Size()
-		w, err := io.CopyN(appender{store}, r, n)
+		lr := &layerReader{r: r}
+		w, err := io.CopyN(appender{store}, lr, n)
 		if err != nil {
-			return w, copyError(w, n, err)
+			return w, copyError(w, n, err, lr.err)
 		}
 		t.stored(name, node.f, node.off, n)
 	}

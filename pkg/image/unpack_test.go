@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"io"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -453,6 +454,25 @@ func TestUnpackLayersInParallel(t *testing.T) {
 		}
 		if _, err := os.Lstat(filepath.Join(dst, "other")); (err == nil) != (paths == nil) {
 			t.Errorf("paths %v: other/ present: %v", paths, err == nil)
+		}
+	}
+}
+
+// copyError tells a layer cut inside a file, a layer that cannot be read
+// and a file that cannot be written apart.
+func TestCopyError(t *testing.T) {
+	corrupt := errors.New("flate: corrupt input before offset 7")
+	for _, tc := range []struct {
+		err, readErr error
+		want         string
+	}{
+		{io.EOF, io.EOF, "the layer ends 3 bytes into the file of 10 bytes: unexpected EOF"},
+		{io.ErrUnexpectedEOF, io.ErrUnexpectedEOF, "the layer ends 3 bytes into the file of 10 bytes: unexpected EOF"},
+		{corrupt, corrupt, "read the layer, 3 bytes into the file of 10 bytes: flate: corrupt input before offset 7"},
+		{errors.New("no space left on device"), nil, "write: no space left on device"},
+	} {
+		if got := copyError(3, 10, tc.err, tc.readErr).Error(); got != tc.want {
+			t.Errorf("copyError(%v, %v) = %q, want %q", tc.err, tc.readErr, got, tc.want)
 		}
 	}
 }
