@@ -10,7 +10,8 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/fastopm/fastopm/alpha/crdsafety"
 	"github.com/fastopm/fastopm/alpha/declcfg"
@@ -175,29 +176,19 @@ func CheckEdgeCRDs(ctx context.Context, ix *crdsafety.Index, c *crdsafety.Checke
 			todo = append(todo, p)
 		}
 	}
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		next int
-	)
-	for range min(runtime.GOMAXPROCS(0), len(todo)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				mu.Lock()
-				i := next
-				next++
-				mu.Unlock()
-				if i >= len(todo) {
-					return
-				}
-				p := todo[i]
-				*results[p] = ix.Compare(c, p.pkg, p.from, p.to)
-			}
-		}()
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for _, p := range todo {
+		if gctx.Err() != nil {
+			break
+		}
+		r := results[p]
+		g.Go(func() error {
+			*r = ix.Compare(c, p.pkg, p.from, p.to)
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = g.Wait() // the tasks return no error
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

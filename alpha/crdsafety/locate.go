@@ -11,6 +11,8 @@ import (
 	"slices"
 	"sync"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/fastopm/fastopm/alpha/declcfg"
 	"github.com/fastopm/fastopm/alpha/property"
 )
@@ -91,42 +93,20 @@ func (l *Locations) LoadIndex(ctx context.Context, fsys fs.FS, keep func(pkg, na
 		files = append(files, f)
 	}
 	slices.Sort(files)
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		next     int
-		firstErr error
-	)
-	for range min(runtime.GOMAXPROCS(0), len(files)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				mu.Lock()
-				i := next
-				next++
-				stop := firstErr != nil
-				mu.Unlock()
-				if i >= len(files) || stop {
-					return
-				}
-				if err := l.readFile(fsys, files[i], byFile[files[i]], ix); err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = err
-					}
-					mu.Unlock()
-					return
-				}
-			}
-		}()
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for _, f := range files {
+		if gctx.Err() != nil {
+			break
+		}
+		g.Go(func() error { return l.readFile(fsys, f, byFile[f], ix) })
 	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	err := g.Wait()
+	if cerr := ctx.Err(); cerr != nil {
+		return nil, cerr
+	}
+	if err != nil {
 		return nil, err
-	}
-	if firstErr != nil {
-		return nil, firstErr
 	}
 	return ix, nil
 }
