@@ -4,29 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fastopm/fastopm/internal/testutil"
 )
 
 // writeFBC writes blobs as a catalog.json in a new directory.
 func writeFBC(t *testing.T, blobs ...map[string]any) string {
 	t.Helper()
-	var b strings.Builder
-	for _, x := range blobs {
-		j, err := json.Marshal(x)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.Write(j)
-		b.WriteByte('\n')
+	all := make([]any, len(blobs))
+	for i, x := range blobs {
+		all[i] = x
 	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "catalog.json"), []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return testutil.WriteFBC(t, all...)
 }
 
 // fbcPackage is a package whose channel stable is a replaces chain of

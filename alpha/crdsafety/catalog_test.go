@@ -13,6 +13,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"github.com/fastopm/fastopm/alpha/property"
+	"github.com/fastopm/fastopm/internal/testutil"
 )
 
 func objectProperty(t testing.TB, manifest []byte) property.Property {
@@ -116,7 +117,6 @@ func TestReadBundle(t *testing.T) {
 // objects, v3 only olm.csv.metadata.
 func writeCatalog(t testing.TB, v1, v2 *apiextensionsv1.CustomResourceDefinition) string {
 	t.Helper()
-	dir := t.TempDir()
 	blobs := []any{
 		map[string]any{"schema": "olm.package", "name": "cron", "defaultChannel": "stable"},
 		map[string]any{"schema": "olm.channel", "package": "cron", "name": "stable", "entries": []any{
@@ -136,17 +136,7 @@ func writeCatalog(t testing.TB, v1, v2 *apiextensionsv1.CustomResourceDefinition
 		blobs = append(blobs, map[string]any{"schema": "olm.bundle", "package": "cron", "name": "cron.v" + v[:1],
 			"image": "example.com/cron:v" + v, "properties": props})
 	}
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	for _, blob := range blobs {
-		if err := enc.Encode(blob); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(dir, "catalog.json"), []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return testutil.WriteFBC(t, blobs...)
 }
 
 func TestLoadIndexCompare(t *testing.T) {

@@ -131,3 +131,21 @@ func FlipByte(t testing.TB, path string, off int64) {
 		t.Fatal(err)
 	}
 }
+
+// WriteFBC writes blobs, one JSON object a line, as the catalog.json of a
+// new directory, and returns the directory.
+func WriteFBC(t testing.TB, blobs ...any) string {
+	t.Helper()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	for _, blob := range blobs {
+		if err := enc.Encode(blob); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "catalog.json"), b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}

@@ -5,14 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/fastopm/fastopm/alpha/action"
 	"github.com/fastopm/fastopm/alpha/updates"
+	"github.com/fastopm/fastopm/internal/testutil"
 )
 
 // cliUpdates is `opm alpha query updates DIR -p pkg -c channel --from from
@@ -104,20 +103,7 @@ func writeCron(t *testing.T) string {
 		blobs = append(blobs, map[string]any{"schema": "olm.bundle", "package": "cron", "name": fmt.Sprintf("cron.v%d", i+1), "image": "example.com/cron:v" + v,
 			"properties": []any{map[string]any{"type": "olm.package", "value": map[string]string{"packageName": "cron", "version": v}}, extra}})
 	}
-	var b strings.Builder
-	for _, x := range blobs {
-		j, err := json.Marshal(x)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.Write(j)
-		b.WriteByte('\n')
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "catalog.json"), []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return testutil.WriteFBC(t, blobs...)
 }
 
 // TestUpdatesCRDs: /api/v1/updates gives each step's CRD changes, as the

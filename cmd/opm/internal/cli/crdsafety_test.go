@@ -5,12 +5,12 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/fastopm/fastopm/alpha/updates"
+	"github.com/fastopm/fastopm/internal/testutil"
 )
 
 // cronCRD is a CRD of CronTab in YAML: versions v1 (served) and v2
@@ -50,9 +50,6 @@ spec:
 // image.
 func writeCronCatalog(t *testing.T, crds ...string) string {
 	t.Helper()
-	dir := t.TempDir()
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
 	var entries []map[string]string
 	for i := range crds {
 		e := map[string]string{"name": "cron.v" + string(rune('1'+i))}
@@ -78,15 +75,7 @@ func writeCronCatalog(t *testing.T, crds ...string) string {
 				obj(crd),
 			}})
 	}
-	for _, blob := range blobs {
-		if err := enc.Encode(blob); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(dir, "catalog.json"), []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return testutil.WriteFBC(t, blobs...)
 }
 
 // TestCRDUpgradeSafety: a new bundle whose CRD changes scope and narrows
