@@ -135,11 +135,7 @@ func Build(ctx context.Context, o Options) (_ *Image, err error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("catalog directory %q is not a directory", o.Dir)
 	}
-	created := o.Created
-	if created.IsZero() {
-		created = time.Unix(0, 0)
-	}
-	created = created.UTC().Truncate(time.Second)
+	created := imageTime(o.Created)
 
 	work, err := os.MkdirTemp(o.TempDir, "opm-image-build-")
 	if err != nil {
@@ -438,4 +434,13 @@ func (g *decompressCloser) Close() error {
 		return err
 	}
 	return zerr
+}
+
+// imageTime is the creation time recorded in an image built at t: the
+// Unix epoch when t is zero (reproducible builds), UTC, whole seconds.
+func imageTime(t time.Time) time.Time {
+	if t.IsZero() {
+		t = time.Unix(0, 0)
+	}
+	return t.UTC().Truncate(time.Second)
 }

@@ -47,11 +47,7 @@ func BuildBundle(ctx context.Context, o BundleOptions) (_ *Image, err error) {
 			return nil, fmt.Errorf("%s is not a directory", d)
 		}
 	}
-	created := o.Created
-	if created.IsZero() {
-		created = time.Unix(0, 0)
-	}
-	created = created.UTC().Truncate(time.Second)
+	created := imageTime(o.Created)
 	work, err := os.MkdirTemp(o.TempDir, "opm-bundle-build-")
 	if err != nil {
 		return nil, fmt.Errorf("create work directory: %w", err)

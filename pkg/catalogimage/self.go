@@ -63,11 +63,7 @@ func (b OpmBase) Image(ctx context.Context) (*Image, error) {
 	if b.Platform.OS == "" || b.Platform.Architecture == "" {
 		return nil, fmt.Errorf("opm base image: the platform is required")
 	}
-	created := b.Created
-	if created.IsZero() {
-		created = time.Unix(0, 0)
-	}
-	created = created.UTC().Truncate(time.Second)
+	created := imageTime(b.Created)
 	work, err := os.MkdirTemp(b.TempDir, "opm-base-build-")
 	if err != nil {
 		return nil, fmt.Errorf("create work directory: %w", err)
