@@ -36,6 +36,18 @@ func (s *Server) olmv1Resolver() (*olmv1.Resolver, error) {
 	return st.resolver, st.err
 }
 
+// olmv1ResolverOrError returns OLM v1's resolver, or answers 500 (and
+// logs why) when the catalog cannot be read.
+func (s *Server) olmv1ResolverOrError(w http.ResponseWriter, r *http.Request) (*olmv1.Resolver, bool) {
+	res, err := s.olmv1Resolver()
+	if err != nil {
+		s.log.Error("cannot read the catalog for OLM v1 answers", "error", err)
+		jsonError(w, r, http.StatusInternalServerError, "cannot read the catalog for OLM v1 answers")
+		return nil, false
+	}
+	return res, true
+}
+
 func (s *Server) buildOLMv1(ctx context.Context) (*olmv1.Resolver, error) {
 	l := s.lines
 	var idx []int32
@@ -92,10 +104,8 @@ func (s *Server) olmv1Resolve(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, r, http.StatusBadRequest, "the package parameter is required")
 		return
 	}
-	res, err := s.olmv1Resolver()
-	if err != nil {
-		s.log.Error("cannot read the catalog for OLM v1 answers", "error", err)
-		jsonError(w, r, http.StatusInternalServerError, "cannot read the catalog for OLM v1 answers")
+	res, ok := s.olmv1ResolverOrError(w, r)
+	if !ok {
 		return
 	}
 	if res.Catalogs()[0].Package(pkg) == nil {
@@ -105,6 +115,7 @@ func (s *Server) olmv1Resolve(w http.ResponseWriter, r *http.Request) {
 	if ns := q.Get("watchNamespace"); ns != "" || q.Get("installNamespace") != "" {
 		opts := res.Options()
 		opts.Install = olmv1.Config{WatchNamespace: ns, InstallNamespace: q.Get("installNamespace"), SingleOwnNamespace: ns != ""}
+		var err error
 		if res, err = olmv1.NewResolver(opts, res.Catalogs()...); err != nil {
 			jsonError(w, r, http.StatusInternalServerError, "%v", err)
 			return
@@ -113,6 +124,7 @@ func (s *Server) olmv1Resolve(w http.ResponseWriter, r *http.Request) {
 	spec := olmv1.Spec{Package: pkg, Channels: q["channel"], Version: q.Get("version"), UpgradeConstraintPolicy: q.Get("policy")}
 	var installed *olmv1.Installed
 	if from := q.Get("from"); from != "" {
+		var err error
 		if installed, err = res.FindInstalled(pkg, from, ""); err != nil {
 			jsonError(w, r, http.StatusBadRequest, "%v", err)
 			return
@@ -143,10 +155,8 @@ func (s *Server) olmv1All(w http.ResponseWriter, r *http.Request) {
 	if !onlyParams(w, r) {
 		return
 	}
-	res, err := s.olmv1Resolver()
-	if err != nil {
-		s.log.Error("cannot read the catalog for OLM v1 answers", "error", err)
-		jsonError(w, r, http.StatusInternalServerError, "cannot read the catalog for OLM v1 answers")
+	res, ok := s.olmv1ResolverOrError(w, r)
+	if !ok {
 		return
 	}
 	st := &s.olmv1
