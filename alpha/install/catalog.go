@@ -3,6 +3,7 @@ package install
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 
@@ -110,14 +111,7 @@ type pkgInfo struct {
 }
 
 // Packages returns the catalog's package names, sorted.
-func (c *Catalog) Packages() []string {
-	out := make([]string, 0, len(c.packages))
-	for n := range c.packages {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
-}
+func (c *Catalog) Packages() []string { return slices.Sorted(maps.Keys(c.packages)) }
 
 // Channels returns a package's channel names, sorted, and its default
 // channel.

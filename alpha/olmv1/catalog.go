@@ -3,6 +3,7 @@ package olmv1
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -120,14 +121,7 @@ func (b *Bundle) readManifest() *Manifest {
 }
 
 // Packages returns the catalog's package names, sorted.
-func (c *Catalog) Packages() []string {
-	out := make([]string, 0, len(c.packages))
-	for n := range c.packages {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
-}
+func (c *Catalog) Packages() []string { return slices.Sorted(maps.Keys(c.packages)) }
 
 // Bundle returns a bundle of a package by name, or nil.
 func (c *Catalog) Bundle(pkg, name string) *Bundle {
