@@ -303,11 +303,11 @@ func TestPageCatalog(t *testing.T) {
 			sel := fmt.Sprintf(`#filters fieldset[data-facet=%q] input[data-value=%q]`, f, v)
 			if b.eval(fmt.Sprintf(`document.querySelector(%q).closest('li').offsetParent === null`, sel)) == true {
 				// Past the first values: shown by "Show N more".
-				b.do(chromedp.Click(chromedp.CSS(fmt.Sprintf(`#filters fieldset[data-facet=%q] button.more-toggle`, f))))
+				b.click(fmt.Sprintf(`#filters fieldset[data-facet=%q] button.more-toggle`, f))
 				b.wait(fmt.Sprintf(`document.querySelector(%q).closest('li').offsetParent !== null`, sel))
 			}
 			shownCount := b.eval(fmt.Sprintf(`document.querySelector(%q).parentElement.querySelector('.count').textContent`, sel))
-			b.do(chromedp.Click(chromedp.CSS(sel)))
+			b.click(sel)
 			want := api(url.Values{f.(string): {v.(string)}}).Total
 			b.wait(fmt.Sprintf(`document.querySelectorAll('#results li a.tile').length === %d && document.querySelector(%q).checked`, want, sel))
 			if shownCount != fmt.Sprintf("(%d)", want) {
@@ -316,15 +316,15 @@ func TestPageCatalog(t *testing.T) {
 			if h := b.eval(`location.hash`); !strings.Contains(fmt.Sprint(h), url.QueryEscape(f.(string))+"=") {
 				t.Errorf("filter %s=%s: the address %v does not keep it", f, v, h)
 			}
-			b.do(chromedp.Click(chromedp.CSS(sel)))
+			b.click(sel)
 			b.wait(`document.querySelectorAll('#results li a.tile').length === 601`)
 		}
 	}
 	// Two filters and a search together.
 	cat := b.eval(`document.querySelector('#filters fieldset[data-facet=category] input').dataset.value`).(string)
 	mode := "AllNamespaces"
-	b.do(chromedp.Click(chromedp.CSS(fmt.Sprintf(`#filters fieldset[data-facet=category] input[data-value=%q]`, cat))),
-		chromedp.Click(chromedp.CSS(fmt.Sprintf(`#filters fieldset[data-facet=installMode] input[data-value=%q]`, mode))))
+	b.click(fmt.Sprintf(`#filters fieldset[data-facet=category] input[data-value=%q]`, cat))
+	b.click(fmt.Sprintf(`#filters fieldset[data-facet=installMode] input[data-value=%q]`, mode))
 	b.wait(fmt.Sprintf(`document.querySelectorAll('#results li a.tile').length === %d && document.querySelectorAll('#filters input:checked').length === 2`,
 		api(url.Values{"category": {cat}, "installMode": {mode}}).Total))
 	b.setSearch("operator")
@@ -355,14 +355,14 @@ func TestPageCatalog(t *testing.T) {
 		t.Errorf("after a reload, the package list was sent again: the 304s were %v", notModified)
 	}
 	mu.Unlock()
-	b.do(chromedp.Click(chromedp.CSS(`#filters-clear`)))
+	b.click(`#filters-clear`)
 	b.wait(`document.querySelectorAll('#results li a.tile').length === 601 && location.hash === ''`)
 
 	// The Markdown description: rendered, and what must not get through
 	// did not.
 	b.setSearch("markdown")
 	b.wait(`document.querySelectorAll('#results li a.tile').length === 1`)
-	b.do(chromedp.Click(chromedp.CSS(`#results li a.tile`)))
+	b.click(`#results li a.tile`)
 	b.wait(`document.querySelector('#package-name').textContent === 'markdown-test' && document.querySelector('#description h1') !== null`)
 	if got := b.text("#package-title"); got != "Markdown Test Operator" {
 		t.Errorf("title %q", got)
@@ -389,7 +389,7 @@ func TestPageCatalog(t *testing.T) {
 		}
 	}
 	// An owned CRD's example; the required CRD; the example of no CRD.
-	b.do(chromedp.Click(chromedp.CSS(`#crds details.crd[data-kind=Widget] > summary`)))
+	b.click(`#crds details.crd[data-kind=Widget] > summary`)
 	ex := b.text(`#crds details.crd[data-kind=Widget] pre.example`)
 	var cr map[string]any
 	if err := json.Unmarshal([]byte(ex), &cr); err != nil || fmt.Sprint(cr["metadata"]) != "map[name:widget-sample]" {
@@ -404,8 +404,8 @@ func TestPageCatalog(t *testing.T) {
 
 	// Deep links: a channel, a bundle; back and forward; a new tab.
 	pkgURL := b.eval(`location.href`).(string)
-	b.do(chromedp.Click(chromedp.CSS(`#channels details.channel[data-channel=fast] summary`)),
-		chromedp.Click(chromedp.CSS(`#channels details.channel[data-channel=fast] a.ch-link`)))
+	b.click(`#channels details.channel[data-channel=fast] summary`)
+	b.click(`#channels details.channel[data-channel=fast] a.ch-link`)
 	b.wait(`document.querySelector('#view-title').textContent === 'Channel fast' && !document.querySelector('#view').hidden`)
 	if got := b.text("#view-deprecation"); !strings.Contains(got, "ChannelDeprecated") || !strings.Contains(got, "channel fast is no longer updated, use stable") {
 		t.Errorf("channel deprecation %q", got)
@@ -414,8 +414,8 @@ func TestPageCatalog(t *testing.T) {
 		t.Errorf("the channel view's questions ask about %v", got)
 	}
 	chURL := b.eval(`location.href`).(string)
-	b.do(chromedp.Click(chromedp.CSS(`#channels details.channel[data-channel=stable] summary`)),
-		chromedp.Click(chromedp.CSS(`#channels details.channel[data-channel=stable] a[href*="bundle=markdown-test.v1.0.0"]`)))
+	b.click(`#channels details.channel[data-channel=stable] summary`)
+	b.click(`#channels details.channel[data-channel=stable] a[href*="bundle=markdown-test.v1.0.0"]`)
 	b.wait(`document.querySelector('#view-title').textContent === 'Bundle markdown-test.v1.0.0' && document.querySelector('#description').textContent.includes('The old version.')`)
 	if got := b.text("#view-deprecation"); !strings.Contains(got, "BundleDeprecated") || !strings.Contains(got, "has a known bug") {
 		t.Errorf("bundle deprecation %q", got)
@@ -604,7 +604,7 @@ func (b *browser) wait(expr string) {
 		_, err = chromedp.Run(b.ctx, chromedp.Poll[any](expr, chromedp.WithPollingTimeout(5*time.Minute)))
 	}
 	if err != nil {
-		state, _ := chromedp.Run(b.ctx, chromedp.Evaluate[string](`JSON.stringify({url: location.href, search: document.querySelector('#search').value, count: document.querySelector('#results-count').textContent, status: document.querySelector('#status').textContent, active: document.activeElement && (document.activeElement.id || document.activeElement.tagName)})`))
+		state, _ := chromedp.Run(b.ctx, chromedp.Evaluate[string](`JSON.stringify({url: location.href, search: document.querySelector('#search').value, count: document.querySelector('#results-count').textContent, status: document.querySelector('#status').textContent, install: document.querySelector('#install-result').textContent.slice(0, 300), updates: document.querySelector('#updates-result').textContent.slice(0, 300), active: document.activeElement && (document.activeElement.id || document.activeElement.tagName)})`))
 		b.t.Fatalf("waiting for %s: %v; the page: %s", expr, err, state)
 	}
 }
@@ -614,6 +614,18 @@ func (b *browser) wait(expr string) {
 func contextReplaced(err error) bool {
 	msg := err.Error()
 	return strings.Contains(msg, "Cannot find context with specified id") || strings.Contains(msg, "Execution context was destroyed")
+}
+
+// click clicks the element sel selects once it is shown, as the page's
+// own click handlers see it. It is not a mouse event at coordinates: an
+// answer that arrives above the element (the install tree above the
+// upgrade form) moves it between the moment its box is read and the
+// moment the mouse would press, and the press would land elsewhere. The
+// keyboard path of TestPageCatalog is driven by real key events.
+func (b *browser) click(sel string) {
+	b.t.Helper()
+	b.wait(fmt.Sprintf(`(() => { const e = document.querySelector(%q); return e !== null && e.getClientRects().length > 0; })()`, sel))
+	b.eval(fmt.Sprintf(`document.querySelector(%q).click(); true`, sel))
 }
 
 // setSearch replaces the search text as a person types it.
@@ -681,14 +693,14 @@ func TestPageScreenshots(t *testing.T) {
 	b.do(chromedp.Navigate(ts.URL + "/#pkg=" + url.QueryEscape(pkg)))
 	b.wait(`!document.querySelector('#package').hidden && document.querySelector('#description').childElementCount > 0 && (document.querySelector('#package-icon').hidden || document.querySelector('#package-icon').complete)`)
 	b.shoot(filepath.Join(shots, "serve-http-operator.png"))
-	b.do(chromedp.Click(chromedp.CSS(`#crds details.crd > summary`)))
+	b.click(`#crds details.crd > summary`)
 	b.eval(`document.querySelector('#crds-section').scrollIntoView(); true`)
 	b.shoot(filepath.Join(shots, "serve-http-crds.png"))
 	// The questions: what a new Subscription installs (asked as the
 	// package opened), and the upgrade path from the default channel's
 	// third entry.
 	b.eval(`const s = document.querySelector('#updates-from'); s.selectedIndex = Math.min(3, s.options.length - 1); true`)
-	b.do(chromedp.Click(chromedp.CSS(`#updates-submit`)))
+	b.click(`#updates-submit`)
 	b.wait(`document.querySelector('#updates-verdict') !== null && document.querySelector('#install-summary') !== null`)
 	b.eval(`document.querySelector('#install-section').scrollIntoView(); document.activeElement.blur(); true`)
 	b.shoot(filepath.Join(shots, "serve-http-questions.png"))

@@ -1,7 +1,6 @@
 package httpserver_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
@@ -12,7 +11,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -116,48 +114,13 @@ func TestPage(t *testing.T) {
 		t.Fatalf("OLM v1 resolves etcd's channel %q to nothing", etcd.DefaultChannel)
 	}
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1280, 800))
-	actx, cancel := chromedp.NewExecAllocator(t.Context(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx, chromedp.WithLogf(func(string, ...any) {}), chromedp.WithErrorf(func(string, ...any) {}))
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 5*time.Minute) // hang guards, here and in wait
-	defer cancel()
-
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(sel))
-		if err != nil {
-			t.Fatalf("text of %s: %v", sel, err)
-		}
-		return strings.TrimSpace(s)
-	}
-	eval := func(expr string) any {
-		t.Helper()
-		v, err := chromedp.Run(ctx, chromedp.Evaluate[any](expr))
-		if err != nil {
-			t.Fatalf("%s: %v", expr, err)
-		}
-		return v
-	}
-	wait := func(expr string) {
-		t.Helper()
-		if _, err := chromedp.Run(ctx, chromedp.Poll[any](expr, chromedp.WithPollingTimeout(2*time.Minute))); err != nil {
-			t.Fatalf("waiting for %s: %v", expr, err)
-		}
-	}
-	do := func(steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, steps...); err != nil {
-			t.Fatal(err)
-		}
-	}
+	b := newBrowser(t, exe, 1280, 800)
+	text, eval, wait := b.text, b.eval, b.wait
 	for _, base := range []string{ts.URL + "/", ts.URL + "/catalogs/page-test/"} {
-		do(chromedp.Navigate(base))
+		b.do(chromedp.Navigate(base))
 		wait(`document.querySelectorAll('#results li a').length === 4`)
 		// Violations of the Content-Security-Policy from now on.
-		eval(`window.cspViolations = []; document.addEventListener('securitypolicyviolation', e => window.cspViolations.push(e.violatedDirective + ' ' + e.blockedURI)); true`)
+		b.watchCSP()
 		if got := text("#catalog-name"); got != "page-test" {
 			t.Errorf("%s: catalog name %q", base, got)
 		}
@@ -172,9 +135,9 @@ func TestPage(t *testing.T) {
 
 		// Search, then open the package found: wait for the list of the
 		// whole word, or the link clicked may be replaced.
-		do(chromedp.SendKeys("#search", "desched"))
+		b.do(chromedp.SendKeys("#search", "desched"))
 		wait(`document.querySelectorAll('#results li a').length === 1 && document.querySelector('#results-count').textContent.includes('matching \u201cdesched\u201d')`)
-		do(chromedp.Click("#results li a"))
+		b.click("#results li a")
 		wait(`document.querySelector('#package-name').textContent === 'cluster-kube-descheduler-operator'`)
 		if h := eval(`location.hash`); h != "#pkg=cluster-kube-descheduler-operator" {
 			t.Errorf("location.hash %v", h)
@@ -197,16 +160,17 @@ func TestPage(t *testing.T) {
 		}
 
 		// The graph, drawn when its section is opened.
-		do(chromedp.Click("#graph > summary"))
+		b.click("#graph > summary")
 		wait(`document.querySelector('#graph-img').complete && document.querySelector('#graph-img').naturalWidth > 0`)
 		if src := eval(`document.querySelector('#graph-img').getAttribute('src')`); !strings.Contains(fmt.Sprint(src), "api/v1/packages/cluster-kube-descheduler-operator/graph.svg") {
 			t.Errorf("graph src %v", src)
 		}
 
 		// The upgrade question, on etcd.
-		do(chromedp.Navigate(base + "#pkg=etcd"))
+		b.do(chromedp.Navigate(base + "#pkg=etcd"))
 		wait(`document.querySelector('#package-name').textContent === 'etcd' && document.querySelectorAll('#updates-from option').length > 1`)
-		do(chromedp.SendKeys("#updates-version", "0.9.0"), chromedp.Click("#updates-submit"))
+		b.do(chromedp.SendKeys("#updates-version", "0.9.0"))
+		b.click("#updates-submit")
 		wait(`document.querySelector('#updates-verdict') && document.querySelector('#updates-verdict').textContent !== ''`)
 		if got := text("#updates-next"); !strings.Contains(got, upd.Next.To.Name) {
 			t.Errorf("next update shown %q, the API says %s", got, upd.Next.To.Name)
@@ -242,7 +206,7 @@ func TestPage(t *testing.T) {
 		for _, ask := range []bool{false, true} {
 			if ask {
 				eval(`document.querySelector('#install-result').replaceChildren(); true`)
-				do(chromedp.Click("#install-submit"))
+				b.click("#install-submit")
 			}
 			wait(`document.querySelector('#install-summary') !== null`)
 			if got := text("#install-summary"); !strings.Contains(got, "installs 1 bundle: "+upd.Head.Name) {
@@ -259,14 +223,15 @@ func TestPage(t *testing.T) {
 
 		// A step OLM refuses: cron.v1 -> cron.v2 changes its CRD's scope;
 		// cron.v3 carries no objects.
-		do(chromedp.Navigate(base + "#pkg=cron"))
+		b.do(chromedp.Navigate(base + "#pkg=cron"))
 		wait(`document.querySelector('#package-name').textContent === 'cron' && document.querySelector('#updates-from').value === 'cron.v1'`)
-		do(chromedp.Click("#updates-submit"))
+		wait(`document.querySelector('#install-olmv1') !== null`) // the answers above the form are in
+		b.click("#updates-submit")
 		wait(`document.querySelector('#updates-verdict') !== null && document.querySelectorAll('#updates-path tbody tr').length === 2`)
 		if got := eval(`[...document.querySelectorAll('#updates-path tbody tr')].map(tr => tr.cells[5].className).join(',')`); got != "crds-changes,muted crds-unknown" {
 			t.Errorf("cron's CRDs column: %v", got)
 		}
-		do(chromedp.Click("#updates-path td.crds-changes summary"))
+		b.click("#updates-path td.crds-changes summary")
 		if got := text("#updates-path td.crds-changes"); !strings.Contains(got, "1 incompatible change") || !strings.Contains(got, "crontabs.stable.example.com") ||
 			!strings.Contains(got, "scope") || !strings.Contains(got, "refuse") {
 			t.Errorf("cron's refused step: %q", got)
@@ -276,17 +241,15 @@ func TestPage(t *testing.T) {
 		}
 
 		// Deprecations, and a package that does not exist.
-		do(chromedp.Navigate(base + "#pkg=test-package"))
+		b.do(chromedp.Navigate(base + "#pkg=test-package"))
 		wait(`document.querySelector('#package-name').textContent === 'test-package'`)
 		if got := text("#package-deprecated"); !strings.Contains(got, "has been deprecated") {
 			t.Errorf("package deprecation %q", got)
 		}
-		do(chromedp.Navigate(base + "#pkg=nope"))
+		b.do(chromedp.Navigate(base + "#pkg=nope"))
 		wait(`document.querySelector('#status').textContent.includes('nope')`)
 
-		if v := eval(`window.cspViolations.join('; ')`); v != "" {
-			t.Errorf("Content-Security-Policy violations: %v", v)
-		}
+		b.checkCSP()
 	}
 }
 
