@@ -1,6 +1,7 @@
 package olmv1
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"regexp"
@@ -315,13 +316,47 @@ var supportedKinds = map[string]bool{
 	"ConsoleCLIDownload": true, "ConsoleLink": true, "ConsolePlugin": true, "NetworkPolicy": true, "PodMonitor": true,
 }
 
-// validate runs the validators of registryv1.BundleValidator, in its
-// order, each reporting every problem it finds.
+// validators are registryv1.BundleValidator's checks, in its order
+// (operator-controller v1.11.0, rukpak/render/registryv1/registryv1.go),
+// each named as there; each reports every problem it finds, in its words
+// and order.
+var validators = []struct {
+	name  string
+	check func(pkg string, m *Manifest) []string
+}{
+	{"CheckDeploymentSpecUniqueness", checkDeploymentSpecUniqueness},
+	{"CheckDeploymentNameIsDNS1123SubDomain", checkDeploymentNameIsDNS1123SubDomain},
+	{"CheckCRDResourceUniqueness", checkCRDResourceUniqueness},
+	{"CheckOwnedCRDExistence", checkOwnedCRDExistence},
+	{"CheckPackageNameNotEmpty", checkPackageNameNotEmpty},
+	{"CheckConversionWebhookSupport", checkConversionWebhookSupport},
+	{"CheckWebhookDeploymentReferentialIntegrity", checkWebhookDeploymentReferentialIntegrity},
+	{"CheckWebhookNameUniqueness", checkWebhookNameUniqueness},
+	{"CheckWebhookNameIsDNS1123SubDomain", checkWebhookNameIsDNS1123SubDomain},
+	{"CheckConversionWebhookCRDReferenceUniqueness", checkConversionWebhookCRDReferenceUniqueness},
+	{"CheckConversionWebhooksReferenceOwnedCRDs", checkConversionWebhooksReferenceOwnedCRDs},
+	{"CheckWebhookRules", checkWebhookRules},
+	{"CheckObjectSupport", checkObjectSupport},
+}
+
+// validate runs the validators, in their order.
 func validate(pkg string, m *Manifest) []string {
 	var out []string
-	// CheckDeploymentSpecUniqueness
-	out = append(out, duplicates(m.Deployments, "cluster service version contains duplicate strategy deployment spec '%s'")...)
-	// CheckDeploymentNameIsDNS1123SubDomain
+	for _, v := range validators {
+		out = append(out, v.check(pkg, m)...)
+	}
+	return out
+}
+
+// checkDeploymentSpecUniqueness: each deployment of the install strategy
+// has a name of its own; sorted by name.
+func checkDeploymentSpecUniqueness(_ string, m *Manifest) []string {
+	return duplicates(m.Deployments, "cluster service version contains duplicate strategy deployment spec '%s'")
+}
+
+// checkDeploymentNameIsDNS1123SubDomain: each deployment's name is a
+// DNS-1123 subdomain; sorted by name, each name's errors sorted.
+func checkDeploymentNameIsDNS1123SubDomain(_ string, m *Manifest) []string {
 	bad := map[string][]string{}
 	for _, d := range m.Deployments {
 		if errs := validation.IsDNS1123Subdomain(d); len(errs) > 0 {
@@ -329,61 +364,96 @@ func validate(pkg string, m *Manifest) []string {
 			bad[d] = errs
 		}
 	}
+	var out []string
 	for _, d := range slices.Sorted(maps.Keys(bad)) {
 		out = append(out, fmt.Sprintf("invalid cluster service version strategy deployment name '%s': %s", d, strings.Join(bad[d], ", ")))
 	}
-	// CheckCRDResourceUniqueness
-	crdNames := make([]string, len(m.CRDs))
+	return out
+}
+
+func crdNames(m *Manifest) []string {
+	out := make([]string, len(m.CRDs))
 	for i, c := range m.CRDs {
-		crdNames[i] = c.Name
+		out[i] = c.Name
 	}
-	out = append(out, duplicates(crdNames, "bundle contains duplicate custom resource definition '%s'")...)
-	// CheckOwnedCRDExistence
+	return out
+}
+
+// checkCRDResourceUniqueness: each CRD of the bundle once; sorted.
+func checkCRDResourceUniqueness(_ string, m *Manifest) []string {
+	return duplicates(crdNames(m), "bundle contains duplicate custom resource definition '%s'")
+}
+
+// checkOwnedCRDExistence: each CRD the CSV owns is in the bundle; sorted.
+func checkOwnedCRDExistence(_ string, m *Manifest) []string {
+	names := crdNames(m)
 	missing := map[string]bool{}
 	for _, o := range m.OwnedCRDs {
-		if !slices.Contains(crdNames, o) {
+		if !slices.Contains(names, o) {
 			missing[o] = true
 		}
 	}
+	var out []string
 	for _, n := range slices.Sorted(maps.Keys(missing)) {
 		out = append(out, fmt.Sprintf("cluster service definition references owned custom resource definition '%s' not found in bundle", n))
 	}
-	// CheckPackageNameNotEmpty
+	return out
+}
+
+// checkPackageNameNotEmpty: the bundle has a package name.
+func checkPackageNameNotEmpty(pkg string, _ *Manifest) []string {
 	if pkg == "" {
-		out = append(out, "package name is empty")
+		return []string{"package name is empty"}
 	}
-	// CheckConversionWebhookSupport
-	var convNames []string
+	return nil
+}
+
+// checkConversionWebhookSupport: conversion webhooks only in a bundle
+// that supports the AllNamespaces install mode and no other; one error
+// per conversion webhook, in the CSV's order.
+func checkConversionWebhookSupport(_ string, m *Manifest) []string {
+	var names []string
 	for _, w := range m.Webhooks {
 		if w.Type == webhookConversion {
-			convNames = append(convNames, w.GenerateName)
+			names = append(names, w.GenerateName)
 		}
 	}
-	if modes := supportedModes(m); len(convNames) > 0 && (len(modes) != 1 || !modes[AllNamespaces]) {
-		for _, n := range convNames {
-			out = append(out, fmt.Sprintf("bundle contains conversion webhook %q and supports install modes %s - conversion webhooks are only supported for bundles that only support AllNamespaces install mode", n, sortedModes(modes)))
-		}
+	modes := supportedModes(m)
+	if len(names) == 0 || (len(modes) == 1 && modes[AllNamespaces]) {
+		return nil
 	}
-	// CheckWebhookDeploymentReferentialIntegrity
+	var out []string
+	for _, n := range names {
+		out = append(out, fmt.Sprintf("bundle contains conversion webhook %q and supports install modes %s - conversion webhooks are only supported for bundles that only support AllNamespaces install mode", n, sortedModes(modes)))
+	}
+	return out
+}
+
+// checkWebhookDeploymentReferentialIntegrity: each webhook names a
+// deployment of the install strategy; sorted by deployment, type, name.
+func checkWebhookDeploymentReferentialIntegrity(_ string, m *Manifest) []string {
 	byDeployment := map[string][]Webhook{}
 	for _, w := range m.Webhooks {
 		if !slices.Contains(m.Deployments, w.DeploymentName) {
 			byDeployment[w.DeploymentName] = append(byDeployment[w.DeploymentName], w)
 		}
 	}
+	var out []string
 	for _, d := range slices.Sorted(maps.Keys(byDeployment)) {
 		ws := byDeployment[d]
 		slices.SortStableFunc(ws, func(a, b Webhook) int {
-			if c := strings.Compare(a.Type, b.Type); c != 0 {
-				return c
-			}
-			return strings.Compare(a.GenerateName, b.GenerateName)
+			return cmp.Or(strings.Compare(a.Type, b.Type), strings.Compare(a.GenerateName, b.GenerateName))
 		})
 		for _, w := range ws {
 			out = append(out, fmt.Sprintf("webhook of type '%s' with name '%s' references non-existent deployment '%s'", w.Type, w.GenerateName, w.DeploymentName))
 		}
 	}
-	// CheckWebhookNameUniqueness
+	return out
+}
+
+// checkWebhookNameUniqueness: webhooks of one type have names of their
+// own (webhooks of different types may share one); sorted by type, name.
+func checkWebhookNameUniqueness(_ string, m *Manifest) []string {
 	names := map[string]map[string]int{}
 	for _, w := range m.Webhooks {
 		if names[w.Type] == nil {
@@ -391,6 +461,7 @@ func validate(pkg string, m *Manifest) []string {
 		}
 		names[w.Type][w.GenerateName]++
 	}
+	var out []string
 	for _, t := range slices.Sorted(maps.Keys(names)) {
 		for _, n := range slices.Sorted(maps.Keys(names[t])) {
 			if names[t][n] > 1 {
@@ -398,7 +469,12 @@ func validate(pkg string, m *Manifest) []string {
 			}
 		}
 	}
-	// CheckWebhookNameIsDNS1123SubDomain
+	return out
+}
+
+// checkWebhookNameIsDNS1123SubDomain: each webhook's name is a DNS-1123
+// subdomain; sorted by type, name, each name's errors sorted.
+func checkWebhookNameIsDNS1123SubDomain(_ string, m *Manifest) []string {
 	invalid := map[string]map[string][]string{}
 	for _, w := range m.Webhooks {
 		if errs := validation.IsDNS1123Subdomain(w.GenerateName); len(errs) > 0 {
@@ -409,12 +485,18 @@ func validate(pkg string, m *Manifest) []string {
 			invalid[w.Type][w.GenerateName] = errs
 		}
 	}
+	var out []string
 	for _, t := range slices.Sorted(maps.Keys(invalid)) {
 		for _, n := range slices.Sorted(maps.Keys(invalid[t])) {
 			out = append(out, fmt.Sprintf("webhook of type '%s' has invalid name '%s': %s", t, n, strings.Join(invalid[t][n], ",")))
 		}
 	}
-	// CheckConversionWebhookCRDReferenceUniqueness
+	return out
+}
+
+// checkConversionWebhookCRDReferenceUniqueness: no CRD is named by two
+// conversion webhooks; sorted by CRD, the webhooks sorted.
+func checkConversionWebhookCRDReferenceUniqueness(_ string, m *Manifest) []string {
 	crdToWebhooks := map[string][]string{}
 	for _, w := range m.Webhooks {
 		if w.Type == webhookConversion {
@@ -423,12 +505,18 @@ func validate(pkg string, m *Manifest) []string {
 			}
 		}
 	}
+	var out []string
 	for _, c := range slices.Sorted(maps.Keys(crdToWebhooks)) {
 		if ws := crdToWebhooks[c]; len(ws) > 1 {
 			out = append(out, fmt.Sprintf("conversion webhooks [%s] reference same custom resource definition '%s'", strings.Join(slices.Sorted(slices.Values(ws)), ","), c))
 		}
 	}
-	// CheckConversionWebhooksReferenceOwnedCRDs
+	return out
+}
+
+// checkConversionWebhooksReferenceOwnedCRDs: conversion webhooks name only
+// CRDs the CSV owns; sorted by webhook, CRD.
+func checkConversionWebhooksReferenceOwnedCRDs(_ string, m *Manifest) []string {
 	var conv []Webhook
 	for _, w := range m.Webhooks {
 		if w.Type == webhookConversion {
@@ -436,6 +524,7 @@ func validate(pkg string, m *Manifest) []string {
 		}
 	}
 	slices.SortStableFunc(conv, func(a, b Webhook) int { return strings.Compare(a.GenerateName, b.GenerateName) })
+	var out []string
 	for _, w := range conv {
 		for _, c := range slices.Sorted(slices.Values(w.ConversionCRDs)) {
 			if !slices.Contains(m.OwnedCRDs, c) {
@@ -443,7 +532,13 @@ func validate(pkg string, m *Manifest) []string {
 			}
 		}
 	}
-	// CheckWebhookRules
+	return out
+}
+
+// checkWebhookRules: no admission webhook rule on every API group, on
+// OLM v1's, or on webhook configurations; in the CSV's order.
+func checkWebhookRules(_ string, m *Manifest) []string {
+	var out []string
 	for _, w := range m.Webhooks {
 		if w.Type == webhookConversion {
 			continue
@@ -464,7 +559,13 @@ func validate(pkg string, m *Manifest) []string {
 			}
 		}
 	}
-	// CheckObjectSupport
+	return out
+}
+
+// checkObjectSupport: the bundle's other objects are of the kinds
+// registry+v1 allows; in the bundle's order.
+func checkObjectSupport(_ string, m *Manifest) []string {
+	var out []string
 	for _, o := range m.Others {
 		if !supportedKinds[o.Kind] {
 			out = append(out, fmt.Sprintf("unsupported resource %q with kind %q", o.Name, o.Kind))
