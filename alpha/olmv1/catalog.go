@@ -111,11 +111,11 @@ func (b *Bundle) Manifest() *Manifest {
 func (b *Bundle) readManifest() *Manifest {
 	data, err := b.reread()
 	if err != nil {
-		return &Manifest{Errors: []string{fmt.Sprintf("the bundle's blob cannot be read again: %v", err)}}
+		return &Manifest{Errors: []string{fmt.Sprintf("the bundle's blob cannot be read again: %v", err)}, unreadable: true}
 	}
 	bd, err := declcfg.DecodeBundle(data)
 	if err != nil || bd.Name != b.Name || bd.Package != b.Package {
-		return &Manifest{Errors: []string{"the bundle's blob cannot be read again: the catalog changed while it was read"}}
+		return &Manifest{Errors: []string{"the bundle's blob cannot be read again: the catalog changed while it was read"}, unreadable: true}
 	}
 	return manifestOf(&bd)
 }

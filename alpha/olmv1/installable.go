@@ -84,6 +84,9 @@ func CheckWith(b *Bundle, m *Manifest, cfg Config) *Installability {
 	case b.HasObjects():
 		m = b.Manifest()
 		out.Checked = "bundle objects"
+		if m == nil {
+			m = &Manifest{Errors: []string{"the bundle's manifests could not be read"}, unreadable: true}
+		}
 	case b.csvMeta != nil:
 		m = &Manifest{CSV: true, InstallMode: b.csvMeta.InstallModes, OwnedAPIServices: b.csvMeta.ownedAPIServices}
 		out.Checked = "olm.csv.metadata only"
@@ -129,6 +132,10 @@ func CheckWith(b *Bundle, m *Manifest, cfg Config) *Installability {
 func checkManifest(pkg string, m *Manifest, cfg Config) []string {
 	var out []string
 	out = append(out, m.Errors...)
+	if m.unreadable {
+		// Its error says why; nothing else can be checked.
+		return out
+	}
 	if !m.CSV {
 		return append(out, `no ClusterServiceVersion found in "manifests"`)
 	}

@@ -283,28 +283,77 @@ func TestResolveRefusesDependencies(t *testing.T) {
 	}
 }
 
-// TestManifestDecode: only a CSV's and a CRD's spec must decode; another
-// object's spec may hold anything; a manifest that is no object is
-// reported.
+// TestManifestDecode: what is wrong in a bundle's manifests is a reason
+// in words, never a panic: a CSV is read as operator-controller decodes it
+// (the members the checks read must have their Go types; null is
+// nothing), another object's spec may hold anything, a manifest must be
+// an object with a kind, and each document of a stream counts.
 func TestManifestDecode(t *testing.T) {
-	var m Manifest
-	m.AddObject([]byte(`{"kind":"Service","metadata":{"name":"s"},"spec":{"install":"anything","installModes":7}}`))
-	m.AddObject([]byte(`{"kind":"ClusterServiceVersion","metadata":{"name":"c"},"spec":{"installModes":"AllNamespaces"}}`))
-	m.AddObject([]byte(`{"kind":"ClusterServiceVersion","metadata":{"name":"d"},"spec":{"installModes":[{"type":"AllNamespaces","supported":"yes"}]}}`))
-	m.AddObject([]byte("- a list\n"))
-	m.AddObject([]byte("kind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: b\n"))
-	if want := []Object{{"Service", "s"}, {"ConfigMap", "cm"}}; !slices.Equal(m.Others, want) {
-		t.Errorf("others %v, want %v", m.Others, want)
+	csvWith := func(spec string) string {
+		return `{"apiVersion":"operators.coreos.com/v1alpha1","kind":"ClusterServiceVersion","metadata":{"name":"c"}` + spec + `}`
 	}
-	if m.CSV || !slices.Equal(m.Errors, []string{
-		`manifest "c" (ClusterServiceVersion) does not decode: "spec.installModes" must be a list of objects, found a string`,
-		`manifest "d" (ClusterServiceVersion) does not decode: "spec.installModes[].supported" must be a boolean, found a string`,
-		`a manifest does not decode: it is not an object`,
-	}) {
-		t.Errorf("csv %v, errors %q", m.CSV, m.Errors)
+	const all = `"installModes":[{"type":"AllNamespaces","supported":true}]`
+	noAll := []string{"unsupported bundle: bundle does not support AllNamespaces install mode",
+		"unsupported bundle: bundle must support at least one of [AllNamespaces SingleNamespace OwnNamespace] install modes"}
+	undecodable := func(why string) []string {
+		return []string{`manifest "c" (ClusterServiceVersion) does not decode: ` + why}
 	}
-	if in := Check(&Bundle{Name: "b", Package: "p", objects: true, manifest: &m}, Config{}); in.Status != NotInstallable || !slices.Contains(in.Reasons, `no ClusterServiceVersion found in "manifests"`) {
-		t.Errorf("check: %+v", in)
+	for _, tc := range []struct {
+		name      string
+		manifests []string
+		want      []string
+	}{
+		{"a CSV without spec supports no install mode", []string{csvWith("")}, noAll},
+		{"a CSV with a null spec", []string{csvWith(`,"spec":null`)}, noAll},
+		{"empty install modes", []string{csvWith(`,"spec":{"installModes":[]}`)}, noAll},
+		{"install modes not supported", []string{csvWith(`,"spec":{"installModes":[{"type":"AllNamespaces","supported":false},null]}`)}, noAll},
+		{"a spec that is no object", []string{csvWith(`,"spec":"everything"`)}, undecodable(`"spec" must be an object, found a string`)},
+		{"install modes that are no list", []string{csvWith(`,"spec":{"installModes":"AllNamespaces"}`)}, undecodable(`"spec.installModes" must be a list of objects, found a string`)},
+		{"an install mode that is no object", []string{csvWith(`,"spec":{"installModes":["AllNamespaces"]}`)}, undecodable(`"spec.installModes[]" must be an object, found a string`)},
+		{"supported that is no boolean", []string{csvWith(`,"spec":{"installModes":[{"type":"AllNamespaces","supported":"yes"}]}`)}, undecodable(`"spec.installModes[].supported" must be a boolean, found a string`)},
+		{"member names are exact", []string{csvWith(`,"spec":{"installModes":[{"Type":"AllNamespaces","Supported":true}]}`)}, noAll},
+		{"an install strategy that is no object", []string{csvWith(`,"spec":{` + all + `,"install":"deployment"}`)}, undecodable(`"spec.install" must be an object, found a string`)},
+		{"deployments that are no objects", []string{csvWith(`,"spec":{` + all + `,"install":{"spec":{"deployments":[1]}}}`)}, undecodable(`"spec.install.spec.deployments[]" must be an object, found a number`)},
+		{"a deployment name that is no string", []string{csvWith(`,"spec":{` + all + `,"install":{"spec":{"deployments":[{"name":7}]}}}`)}, undecodable(`"spec.install.spec.deployments[].name" must be a string, found a number`)},
+		{"owned CRDs that are no list", []string{csvWith(`,"spec":{` + all + `,"customresourcedefinitions":{"owned":{"name":"a.example.com"}}}`)}, undecodable(`"spec.customresourcedefinitions.owned" must be a list of objects, found an object`)},
+		{"owned API services that are no list", []string{csvWith(`,"spec":{` + all + `,"apiservicedefinitions":{"owned":{"name":"a"}}}`)}, undecodable(`"spec.apiservicedefinitions.owned" must be a list of objects, found an object`)},
+		{"a webhook that is no object", []string{csvWith(`,"spec":{` + all + `,"webhookdefinitions":[1]}`)}, undecodable(`"spec.webhookdefinitions[]" must be an object, found a number`)},
+		{"conversion CRDs that are no list", []string{csvWith(`,"spec":{` + all + `,"webhookdefinitions":[{"type":"ConversionWebhook","conversionCRDs":"a.example.com"}]}`)}, undecodable(`"spec.webhookdefinitions[].conversionCRDs" must be a list of strings, found a string`)},
+		{"a rule's API group that is no string", []string{csvWith(`,"spec":{` + all + `,"webhookdefinitions":[{"type":"ValidatingAdmissionWebhook","rules":[{"apiGroups":[1]}]}]}`)}, undecodable(`"spec.webhookdefinitions[].rules[].apiGroups[]" must be a string, found a number`)},
+		{"a CSV name that is no string", []string{`{"kind":"ClusterServiceVersion","metadata":{"name":["c"]},"spec":{` + all + `}}`},
+			[]string{`manifest "" (ClusterServiceVersion) does not decode: "metadata.name" must be a string, found a list`}},
+		{"a CRD spec that is no object", []string{csvWith(`,"spec":{` + all + `}`), `{"kind":"CustomResourceDefinition","metadata":{"name":"a.example.com"},"spec":"s"}`},
+			[]string{`manifest "a.example.com" (CustomResourceDefinition) does not decode: "spec" must be an object, found a string`}},
+		{"preserveUnknownFields that is no boolean", []string{csvWith(`,"spec":{` + all + `}`), `{"kind":"CustomResourceDefinition","metadata":{"name":"a.example.com"},"spec":{"preserveUnknownFields":"no"}}`},
+			[]string{`manifest "a.example.com" (CustomResourceDefinition) does not decode: "spec.preserveUnknownFields" must be a boolean, found a string`}},
+		{"another object's spec may hold anything", []string{csvWith(`,"spec":{` + all + `}`), `{"kind":"Service","metadata":{"name":"s"},"spec":{"install":"anything","installModes":7}}`}, nil},
+		{"manifests that are no objects", []string{csvWith(`,"spec":{` + all + `}`), `[1,2]`, "- a list\n", `"text"`, `7`},
+			[]string{"a manifest does not decode: it is not an object", "a manifest does not decode: it is not an object", "a manifest does not decode: it is not an object", "a manifest does not decode: it is not an object"}},
+		{"empty and null manifests are nothing", []string{csvWith(`,"spec":{` + all + `}`), ``, "  \n", `null`, "---\n"}, nil},
+		{"a manifest without a kind", []string{csvWith(`,"spec":{` + all + `}`), `{"apiVersion":"v1","metadata":{"name":"cm"}}`, `{"kind":null}`},
+			[]string{`manifest "cm" has no kind`, "a manifest has no kind"}},
+		{"a kind that is no string", []string{csvWith(`,"spec":{` + all + `}`), `{"kind":7,"metadata":{"name":"x"}}`},
+			[]string{`manifest "x" does not decode: "kind" must be a string, found a number`}},
+		{"every YAML document counts", []string{csvWith(`,"spec":{` + all + `}`), "kind: ConfigMap\nmetadata:\n  name: cm\n---\nkind: Deployment\nmetadata:\n  name: ctrl\n"},
+			[]string{`unsupported resource "ctrl" with kind "Deployment"`}},
+		{"every JSON value of a stream counts", []string{csvWith(`,"spec":{`+all+`}`) + "\n" + `{"kind":"Deployment","metadata":{"name":"ctrl"}}`},
+			[]string{`unsupported resource "ctrl" with kind "Deployment"`}},
+		{"JSON that does not parse", []string{csvWith(`,"spec":{` + all + `}`), `{"kind":`}, []string{"a manifest does not decode: unexpected end of JSON input"}},
+		{"the last CSV counts", []string{csvWith(`,"spec":{` + all + `}`), csvWith(`,"spec":{"installModes":[]}`)}, noAll},
+		{"an unreadable CSV after a good one", []string{csvWith(`,"spec":{` + all + `}`), csvWith(`,"spec":[]`)}, undecodable(`"spec" must be an object, found a list`)},
+	} {
+		in := Check(bundleWith("op", tc.manifests...), Config{})
+		want := NotInstallable
+		if len(tc.want) == 0 {
+			want = Installable
+		}
+		if !slices.Equal(in.Reasons, tc.want) || in.Status != want {
+			t.Errorf("%s: %s\n  %s\nwant %s\n  %s", tc.name, in.Status, strings.Join(in.Reasons, "\n  "), want, strings.Join(tc.want, "\n  "))
+		}
+	}
+	// A bundle said to carry objects whose manifests cannot be had.
+	if in := Check(&Bundle{Name: "b", Package: "p", objects: true}, Config{}); in.Status != NotInstallable || !slices.Equal(in.Reasons, []string{"the bundle's manifests could not be read"}) {
+		t.Errorf("no manifest: %+v", in)
 	}
 }
 
@@ -352,7 +401,7 @@ func TestManifestReadBack(t *testing.T) {
 			t.Errorf("op.v0.9.0: %+v", in)
 		}
 	}
-	if in := Check(cat.Bundle("op", "op.v0.8.0"), Config{}); in.Status != NotInstallable || len(in.Reasons) == 0 || !strings.Contains(in.Reasons[0], "the catalog changed while it was read") {
+	if in := Check(cat.Bundle("op", "op.v0.8.0"), Config{}); in.Status != NotInstallable || !slices.Equal(in.Reasons, []string{"the bundle's blob cannot be read again: the catalog changed while it was read"}) {
 		t.Errorf("op.v0.8.0, changed: %+v", in)
 	}
 	if reads["op.v1.0.0"] != 1 || reads["op.v0.9.0"] != 0 || reads["op.v0.8.0"] != 1 {
