@@ -153,16 +153,17 @@ func checkManifest(pkg string, m *Manifest, cfg Config) []string {
 	if !modes[AllNamespaces] && !modes[SingleNamespace] && !modes[OwnNamespace] {
 		out = append(out, "unsupported bundle: bundle must support at least one of [AllNamespaces SingleNamespace OwnNamespace] install modes")
 	}
-	targets, cfgErr := configTargets(m, modes, cfg)
+	targets, cfgErr := configTargets(modes, cfg)
 	if cfgErr != "" {
 		out = append(out, "invalid ClusterExtension configuration: invalid configuration: "+cfgErr)
 	}
 	// render.BundleValidator: the registry+v1 validators, in their order.
 	out = append(out, validate(pkg, m)...)
-	// render.Options.validate: the target namespaces.
-	if cfgErr == "" && (cfg.SingleOwnNamespace || modes[AllNamespaces]) {
-		if err := validateTargetNamespaces(modes, cfg.InstallNamespace, targets); err != "" {
-			out = append(out, fmt.Sprintf("invalid option(s): invalid target namespaces %s: %s", listString(targets), err))
+	// render.Options.validate: the target namespaces, when the install
+	// modes passed (else its error is only a consequence of theirs).
+	if cfgErr == "" && (modes[AllNamespaces] || (cfg.SingleOwnNamespace && (modes[SingleNamespace] || modes[OwnNamespace]))) {
+		if err := targetNamespacesError(modes, cfg.InstallNamespace, targets); err != "" {
+			out = append(out, err)
 		}
 	}
 	// generators.BundleCRDGenerator
@@ -205,7 +206,7 @@ var namespaceName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 // operator-controller does when the SingleOwnNamespaceInstallSupport gate
 // is on or a configuration is given, and returns the target namespaces
 // the bundle renders for.
-func configTargets(m *Manifest, modes map[string]bool, cfg Config) ([]string, string) {
+func configTargets(modes map[string]bool, cfg Config) ([]string, string) {
 	var targets []string
 	if modes[AllNamespaces] {
 		targets = []string{""}
@@ -273,6 +274,16 @@ func watchNamespaceErrors(modes map[string]bool, ns, installNS string) string {
 		return msgs[0]
 	}
 	return "multiple errors found:\n  - " + strings.Join(msgs, "\n  - ")
+}
+
+// targetNamespacesError is the renderer's error for target namespaces
+// the bundle's install modes do not support (render.Options.validate), ""
+// when they do.
+func targetNamespacesError(modes map[string]bool, installNS string, targets []string) string {
+	if err := validateTargetNamespaces(modes, installNS, targets); err != "" {
+		return fmt.Sprintf("invalid option(s): invalid target namespaces %s: %s", listString(targets), err)
+	}
+	return ""
 }
 
 // validateTargetNamespaces is render.validateTargetNamespaces.

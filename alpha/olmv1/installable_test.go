@@ -153,6 +153,15 @@ func TestCheck(t *testing.T) {
 		{name: "MultiNamespace only", manifests: []string{csv{modes: []string{MultiNamespace}}.manifest()},
 			want: []string{"unsupported bundle: bundle does not support AllNamespaces install mode", "unsupported bundle: bundle must support at least one of [AllNamespaces SingleNamespace OwnNamespace] install modes"}},
 		{name: "no CSV", manifests: []string{crd("a", false)}, want: []string{`no ClusterServiceVersion found in "manifests"`}},
+		{name: "SingleNamespace only, a watchNamespace but not the gate", cfg: Config{InstallNamespace: "ns", WatchNamespace: "other"}, manifests: []string{csv{modes: []string{SingleNamespace}}.manifest()},
+			want: []string{"unsupported bundle: bundle does not support AllNamespaces install mode"}},
+		{name: "OwnNamespace only, the gate but no watchNamespace", cfg: Config{SingleOwnNamespace: true, InstallNamespace: "ns"}, manifests: []string{csv{modes: []string{OwnNamespace}}.manifest()},
+			want: []string{`invalid ClusterExtension configuration: invalid configuration: required field "watchNamespace" is missing`}},
+		{name: "MultiNamespace only, with the gate: no consequence of it reported", cfg: Config{SingleOwnNamespace: true, InstallNamespace: "ns"}, manifests: []string{csv{modes: []string{MultiNamespace}}.manifest()},
+			want: []string{"unsupported bundle: bundle must support at least one of [AllNamespaces SingleNamespace OwnNamespace] install modes"}},
+		{name: "AllNamespaces and SingleNamespace, a watchNamespace without the gate: a configuration is read", cfg: Config{InstallNamespace: "ns", WatchNamespace: "other"}, manifests: []string{csv{modes: []string{AllNamespaces, SingleNamespace}}.manifest()}},
+		{name: "AllNamespaces only, a watchNamespace without the gate", cfg: Config{InstallNamespace: "ns", WatchNamespace: "other"}, manifests: []string{csv{}.manifest()},
+			want: []string{`invalid ClusterExtension configuration: invalid configuration: unknown field "watchNamespace"`}},
 		// The watchNamespace configuration, with the gate.
 		{name: "OwnNamespace with its namespace", cfg: Config{SingleOwnNamespace: true, InstallNamespace: "ns", WatchNamespace: "ns"}, manifests: []string{csv{modes: []string{OwnNamespace}}.manifest()}},
 		{name: "OwnNamespace with another namespace", cfg: Config{SingleOwnNamespace: true, InstallNamespace: "ns", WatchNamespace: "other"}, manifests: []string{csv{modes: []string{OwnNamespace}}.manifest()},
@@ -406,5 +415,355 @@ func TestManifestReadBack(t *testing.T) {
 	}
 	if reads["op.v1.0.0"] != 1 || reads["op.v0.9.0"] != 0 || reads["op.v0.8.0"] != 1 {
 		t.Errorf("reads %v, want op.v1.0.0 and op.v0.8.0 once", reads)
+	}
+}
+
+// TestValidatorsInOrder: the validators are registryv1.BundleValidator's
+// thirteen, in its order (Test_BundleValidatorCallsAllValidationFnsInOrder).
+func TestValidatorsInOrder(t *testing.T) {
+	want := []string{"CheckDeploymentSpecUniqueness", "CheckDeploymentNameIsDNS1123SubDomain", "CheckCRDResourceUniqueness",
+		"CheckOwnedCRDExistence", "CheckPackageNameNotEmpty", "CheckConversionWebhookSupport", "CheckWebhookDeploymentReferentialIntegrity",
+		"CheckWebhookNameUniqueness", "CheckWebhookNameIsDNS1123SubDomain", "CheckConversionWebhookCRDReferenceUniqueness",
+		"CheckConversionWebhooksReferenceOwnedCRDs", "CheckWebhookRules", "CheckObjectSupport"}
+	var got []string
+	for _, v := range validators {
+		got = append(got, v.name)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("validators %v, want %v", got, want)
+	}
+}
+
+// TestValidators restates, in other names, the cases of every validator
+// of operator-controller v1.11.0's
+// rukpak/render/registryv1/validators/validator_test.go: each validator
+// alone on a bundle, with its words and its order.
+func TestValidators(t *testing.T) {
+	const (
+		vwh = "ValidatingAdmissionWebhook"
+		mwh = "MutatingAdmissionWebhook"
+		cwh = webhookConversion
+	)
+	wh := func(typ, name string) Webhook { return Webhook{Type: typ, GenerateName: name} }
+	whFor := func(typ, name, deployment string) Webhook {
+		return Webhook{Type: typ, GenerateName: name, DeploymentName: deployment}
+	}
+	convFor := func(name string, crds ...string) Webhook {
+		return Webhook{Type: cwh, GenerateName: name, ConversionCRDs: crds}
+	}
+	ruled := func(typ, name string, groups, resources []string) Webhook {
+		return Webhook{Type: typ, GenerateName: name, Rules: []WebhookRule{{APIGroups: groups, Resources: resources}}}
+	}
+	modes := func(ms ...string) []InstallMode {
+		var out []InstallMode
+		for _, m := range ms {
+			out = append(out, InstallMode{Type: m, Supported: true})
+		}
+		return out
+	}
+	crds := func(names ...string) []CRD {
+		var out []CRD
+		for _, n := range names {
+			out = append(out, CRD{Name: n})
+		}
+		return out
+	}
+	// Names too long for a DNS-1123 subdomain (253 characters), one
+	// ending in a dash as well.
+	longBad := "m-" + strings.Repeat("x", 260) + "-"
+	longOnly := "n-" + strings.Repeat("x", 260)
+	const tooLong = "must be no more than 253 characters"
+	type tc struct {
+		name     string
+		pkg      string
+		manifest Manifest
+		want     []string
+	}
+	cases := map[string][]tc{
+		"CheckDeploymentSpecUniqueness": {
+			{name: "distinct deployment names pass", manifest: Manifest{Deployments: []string{"alpha-ctrl", "beta-ctrl"}}},
+			{name: "a name given twice", manifest: Manifest{Deployments: []string{"alpha-ctrl", "beta-ctrl", "alpha-ctrl"}},
+				want: []string{"cluster service version contains duplicate strategy deployment spec 'alpha-ctrl'"}},
+			{name: "repeated names, reported in name order", manifest: Manifest{Deployments: []string{"d-zeta", "d-alpha", "d-mid", "d-zeta", "d-alpha"}},
+				want: []string{"cluster service version contains duplicate strategy deployment spec 'd-alpha'",
+					"cluster service version contains duplicate strategy deployment spec 'd-zeta'"}},
+		},
+		"CheckDeploymentNameIsDNS1123SubDomain": {
+			{name: "subdomain names pass", manifest: Manifest{Deployments: []string{"alpha-ctrl", "beta.ctrl"}}},
+			{name: "bad and long names, in name order", manifest: Manifest{Deployments: []string{longOnly, "-leading-dash", longBad}},
+				want: []string{"invalid cluster service version strategy deployment name '-leading-dash': " + dns1123,
+					"invalid cluster service version strategy deployment name '" + longBad + "': " + dns1123 + ", " + tooLong,
+					"invalid cluster service version strategy deployment name '" + longOnly + "': " + tooLong}},
+		},
+		"CheckCRDResourceUniqueness": {
+			{name: "distinct CRDs pass", manifest: Manifest{CRDs: crds("gadgets.example.com", "widgets.example.com")}},
+			{name: "a CRD twice", manifest: Manifest{CRDs: crds("gadgets.example.com", "gadgets.example.com")},
+				want: []string{"bundle contains duplicate custom resource definition 'gadgets.example.com'"}},
+			{name: "repeated CRDs, in name order", manifest: Manifest{CRDs: crds("widgets.example.com", "widgets.example.com", "gadgets.example.com", "gadgets.example.com")},
+				want: []string{"bundle contains duplicate custom resource definition 'gadgets.example.com'",
+					"bundle contains duplicate custom resource definition 'widgets.example.com'"}},
+		},
+		"CheckOwnedCRDExistence": {
+			{name: "owned CRDs the bundle has pass", manifest: Manifest{CRDs: crds("gadgets.example.com", "widgets.example.com"), OwnedCRDs: []string{"gadgets.example.com", "widgets.example.com"}}},
+			{name: "an owned CRD missing", manifest: Manifest{OwnedCRDs: []string{"gadgets.example.com"}},
+				want: []string{"cluster service definition references owned custom resource definition 'gadgets.example.com' not found in bundle"}},
+			{name: "owned CRDs missing, in name order", manifest: Manifest{OwnedCRDs: []string{"a.example.com", "c.example.com", "b.example.com"}},
+				want: []string{"cluster service definition references owned custom resource definition 'a.example.com' not found in bundle",
+					"cluster service definition references owned custom resource definition 'b.example.com' not found in bundle",
+					"cluster service definition references owned custom resource definition 'c.example.com' not found in bundle"}},
+		},
+		"CheckPackageNameNotEmpty": {
+			{name: "a package name passes", pkg: "widgets"},
+			{name: "no package name", want: []string{"package name is empty"}},
+		},
+		"CheckConversionWebhookSupport": {
+			{name: "a conversion webhook with AllNamespaces alone passes", manifest: Manifest{InstallMode: modes(AllNamespaces), Webhooks: []Webhook{wh(cwh, "")}}},
+			{name: "a validating webhook with more modes passes", manifest: Manifest{InstallMode: modes(AllNamespaces, SingleNamespace), Webhooks: []Webhook{wh(vwh, "")}}},
+			{name: "a mutating webhook with more modes passes", manifest: Manifest{InstallMode: modes(AllNamespaces, SingleNamespace), Webhooks: []Webhook{wh(mwh, "")}}},
+			{name: "conversion webhooks with more modes, in the CSV's order", manifest: Manifest{InstallMode: modes(SingleNamespace, AllNamespaces), Webhooks: []Webhook{wh(cwh, "conv-y"), wh(cwh, "conv-x")}},
+				want: []string{`bundle contains conversion webhook "conv-y" and supports install modes [AllNamespaces SingleNamespace] - conversion webhooks are only supported for bundles that only support AllNamespaces install mode`,
+					`bundle contains conversion webhook "conv-x" and supports install modes [AllNamespaces SingleNamespace] - conversion webhooks are only supported for bundles that only support AllNamespaces install mode`}},
+		},
+		"CheckWebhookRules": {
+			{name: "webhooks without rules pass", manifest: Manifest{Webhooks: []Webhook{wh(vwh, ""), wh(mwh, "")}}},
+			{name: "rules on other groups pass", manifest: Manifest{Webhooks: []Webhook{
+				ruled(vwh, "", []string{"apps"}, []string{"deployments", "daemonsets"}), ruled(mwh, "", []string{""}, []string{"configmaps"})}}},
+			{name: "every API group", manifest: Manifest{Webhooks: []Webhook{ruled(vwh, "guard-2", []string{"*"}, nil), ruled(mwh, "guard-1", []string{"*"}, nil)}},
+				want: []string{`webhook "guard-2" contains forbidden rule: admission webhook rules cannot reference API group "*"`,
+					`webhook "guard-1" contains forbidden rule: admission webhook rules cannot reference API group "*"`}},
+			{name: "OLM v1's API group", manifest: Manifest{Webhooks: []Webhook{ruled(vwh, "guard-2", []string{"olm.operatorframework.io"}, nil), ruled(mwh, "guard-1", []string{"olm.operatorframework.io"}, nil)}},
+				want: []string{`webhook "guard-2" contains forbidden rule: admission webhook rules cannot reference API group "olm.operatorframework.io"`,
+					`webhook "guard-1" contains forbidden rule: admission webhook rules cannot reference API group "olm.operatorframework.io"`}},
+			{name: "a conversion webhook's rules are not read", manifest: Manifest{Webhooks: []Webhook{ruled(cwh, "conv", []string{"*"}, nil)}}},
+		},
+		"CheckWebhookDeploymentReferentialIntegrity": {
+			{name: "a webhook of an existing deployment passes", manifest: Manifest{Deployments: []string{"ctrl-one", "ctrl-two"}, Webhooks: []Webhook{whFor(mwh, "hook", "ctrl-one")}}},
+			{name: "a webhook of a missing deployment", manifest: Manifest{Deployments: []string{"ctrl-one"}, Webhooks: []Webhook{whFor(vwh, "hook", "ctrl-two")}},
+				want: []string{"webhook of type 'ValidatingAdmissionWebhook' with name 'hook' references non-existent deployment 'ctrl-two'"}},
+			{name: "in the order of deployment, type and name", manifest: Manifest{Deployments: []string{"ctrl-one"}, Webhooks: []Webhook{
+				whFor(vwh, "v-3", "gone-c"), whFor(mwh, "m-1", "gone-a"), whFor(cwh, "c-2", "gone-b"), whFor(mwh, "m-3", "gone-c"), whFor(cwh, "c-3-y", "gone-c"), whFor(cwh, "c-3-x", "gone-c")}},
+				want: []string{"webhook of type 'MutatingAdmissionWebhook' with name 'm-1' references non-existent deployment 'gone-a'",
+					"webhook of type 'ConversionWebhook' with name 'c-2' references non-existent deployment 'gone-b'",
+					"webhook of type 'ConversionWebhook' with name 'c-3-x' references non-existent deployment 'gone-c'",
+					"webhook of type 'ConversionWebhook' with name 'c-3-y' references non-existent deployment 'gone-c'",
+					"webhook of type 'MutatingAdmissionWebhook' with name 'm-3' references non-existent deployment 'gone-c'",
+					"webhook of type 'ValidatingAdmissionWebhook' with name 'v-3' references non-existent deployment 'gone-c'"}},
+		},
+		"CheckWebhookNameUniqueness": {
+			{name: "no webhooks pass"},
+			{name: "distinct names pass", manifest: Manifest{Webhooks: []Webhook{wh(mwh, "h1"), wh(vwh, "h2"), wh(cwh, "h3"), wh(mwh, "h4"), wh(vwh, "h5"), wh(cwh, "h6")}}},
+			{name: "one name for three types passes", manifest: Manifest{Webhooks: []Webhook{wh(mwh, "hook"), wh(vwh, "hook"), wh(cwh, "hook")}}},
+			{name: "two validating webhooks of one name", manifest: Manifest{Webhooks: []Webhook{wh(vwh, "hook"), wh(vwh, "hook")}},
+				want: []string{"duplicate webhook 'hook' of type 'ValidatingAdmissionWebhook'"}},
+			{name: "two mutating webhooks of one name", manifest: Manifest{Webhooks: []Webhook{wh(mwh, "hook"), wh(mwh, "hook")}},
+				want: []string{"duplicate webhook 'hook' of type 'MutatingAdmissionWebhook'"}},
+			{name: "two conversion webhooks of one name", manifest: Manifest{Webhooks: []Webhook{wh(cwh, "hook"), wh(cwh, "hook")}},
+				want: []string{"duplicate webhook 'hook' of type 'ConversionWebhook'"}},
+			{name: "in the order of type and name", manifest: Manifest{Webhooks: []Webhook{
+				wh(vwh, "v-b"), wh(vwh, "v-a"), wh(vwh, "v-a"), wh(vwh, "v-b"), wh(cwh, "c-b"), wh(cwh, "c-a"),
+				wh(cwh, "c-a"), wh(cwh, "c-b"), wh(mwh, "m-b"), wh(mwh, "m-a"), wh(mwh, "m-a"), wh(mwh, "m-b")}},
+				want: []string{"duplicate webhook 'c-a' of type 'ConversionWebhook'", "duplicate webhook 'c-b' of type 'ConversionWebhook'",
+					"duplicate webhook 'm-a' of type 'MutatingAdmissionWebhook'", "duplicate webhook 'm-b' of type 'MutatingAdmissionWebhook'",
+					"duplicate webhook 'v-a' of type 'ValidatingAdmissionWebhook'", "duplicate webhook 'v-b' of type 'ValidatingAdmissionWebhook'"}},
+		},
+		"CheckConversionWebhooksReferenceOwnedCRDs": {
+			{name: "no webhooks pass"},
+			{name: "admission webhooks pass", manifest: Manifest{Webhooks: []Webhook{wh(vwh, "v"), wh(mwh, "m")}}},
+			{name: "owned CRDs pass", manifest: Manifest{OwnedCRDs: []string{"gadgets.example.com", "widgets.example.com"}, Webhooks: []Webhook{convFor("conv", "gadgets.example.com", "widgets.example.com")}}},
+			{name: "a CRD not owned", manifest: Manifest{OwnedCRDs: []string{"gadgets.example.com"}, Webhooks: []Webhook{convFor("conv", "gadgets.example.com", "widgets.example.com")}},
+				want: []string{"conversion webhook 'conv' references custom resource definition 'widgets.example.com' not owned bundle"}},
+			{name: "in the order of webhook and CRD", manifest: Manifest{OwnedCRDs: []string{"b.example.com"},
+				Webhooks: []Webhook{convFor("conv-b", "b.example.com"), convFor("conv-a", "c.example.com", "a.example.com"), convFor("conv-c", "a.example.com", "d.example.com")}},
+				want: []string{"conversion webhook 'conv-a' references custom resource definition 'a.example.com' not owned bundle",
+					"conversion webhook 'conv-a' references custom resource definition 'c.example.com' not owned bundle",
+					"conversion webhook 'conv-c' references custom resource definition 'a.example.com' not owned bundle",
+					"conversion webhook 'conv-c' references custom resource definition 'd.example.com' not owned bundle"}},
+		},
+		"CheckConversionWebhookCRDReferenceUniqueness": {
+			{name: "no webhooks pass"},
+			{name: "admission webhooks pass", manifest: Manifest{Webhooks: []Webhook{wh(vwh, "v"), wh(mwh, "m")}}},
+			{name: "one CRD each passes", manifest: Manifest{OwnedCRDs: []string{"gadgets.example.com", "widgets.example.com"},
+				Webhooks: []Webhook{convFor("conv-1", "gadgets.example.com"), convFor("conv-2", "widgets.example.com")}}},
+			{name: "two webhooks for one CRD", manifest: Manifest{OwnedCRDs: []string{"gadgets.example.com"},
+				Webhooks: []Webhook{convFor("conv-1", "gadgets.example.com"), convFor("conv-2", "gadgets.example.com")}},
+				want: []string{"conversion webhooks [conv-1,conv-2] reference same custom resource definition 'gadgets.example.com'"}},
+			{name: "in the order of CRD, the webhooks sorted", manifest: Manifest{OwnedCRDs: []string{"b.example.com"}, Webhooks: []Webhook{
+				convFor("conv-b", "b.example.com", "a.example.com"), convFor("conv-a", "d.example.com", "a.example.com", "b.example.com"), convFor("conv-c", "b.example.com", "d.example.com")}},
+				want: []string{"conversion webhooks [conv-a,conv-b] reference same custom resource definition 'a.example.com'",
+					"conversion webhooks [conv-a,conv-b,conv-c] reference same custom resource definition 'b.example.com'",
+					"conversion webhooks [conv-a,conv-c] reference same custom resource definition 'd.example.com'"}},
+		},
+		"CheckWebhookNameIsDNS1123SubDomain": {
+			{name: "no webhooks pass"},
+			{name: "in the order of type and name, errors joined without a space", manifest: Manifest{Webhooks: []Webhook{
+				wh(vwh, longBad), wh(vwh, longOnly), wh(vwh, "-leading-dash"), wh(cwh, "y-trailing-"), wh(mwh, longBad), wh(mwh, "x-trailing-"), wh(cwh, "x-trailing-")}},
+				want: []string{"webhook of type 'ConversionWebhook' has invalid name 'x-trailing-': " + dns1123,
+					"webhook of type 'ConversionWebhook' has invalid name 'y-trailing-': " + dns1123,
+					"webhook of type 'MutatingAdmissionWebhook' has invalid name '" + longBad + "': " + dns1123 + "," + tooLong,
+					"webhook of type 'MutatingAdmissionWebhook' has invalid name 'x-trailing-': " + dns1123,
+					"webhook of type 'ValidatingAdmissionWebhook' has invalid name '-leading-dash': " + dns1123,
+					"webhook of type 'ValidatingAdmissionWebhook' has invalid name '" + longBad + "': " + dns1123 + "," + tooLong,
+					"webhook of type 'ValidatingAdmissionWebhook' has invalid name '" + longOnly + "': " + tooLong}},
+		},
+		"CheckObjectSupport": {
+			{name: "no other objects pass"},
+			{name: "every kind registry+v1 allows passes", manifest: Manifest{Others: []Object{
+				{"Secret", "s"}, {"ConfigMap", "cm"}, {"ServiceAccount", "sa"}, {"Service", "svc"}, {"ClusterRole", "cr"}, {"ClusterRoleBinding", "crb"},
+				{"Role", "r"}, {"RoleBinding", "rb"}, {"PrometheusRule", "pr"}, {"ServiceMonitor", "sm"}, {"PodMonitor", "pm"},
+				{"PodDisruptionBudget", "pdb"}, {"PriorityClass", "pc"}, {"VerticalPodAutoscaler", "vpa"}, {"NetworkPolicy", "np"},
+				{"ConsoleYAMLSample", "cys"}, {"ConsoleQuickStart", "cqs"}, {"ConsoleCLIDownload", "ccd"}, {"ConsoleLink", "cl"}, {"ConsolePlugin", "cp"}}}},
+			{name: "a Deployment", manifest: Manifest{Others: []Object{{"Deployment", "ctrl"}}},
+				want: []string{`unsupported resource "ctrl" with kind "Deployment"`}},
+			{name: "each unsupported object, in the bundle's order", manifest: Manifest{Others: []Object{{"StatefulSet", "db"}, {"Deployment", "ctrl"}}},
+				want: []string{`unsupported resource "db" with kind "StatefulSet"`, `unsupported resource "ctrl" with kind "Deployment"`}},
+			{name: "supported and unsupported together", manifest: Manifest{Others: []Object{{"Secret", "s"}, {"CronJob", "nightly"}, {"ConfigMap", "cm"}}},
+				want: []string{`unsupported resource "nightly" with kind "CronJob"`}},
+			{name: "kinds are matched exactly", manifest: Manifest{Others: []Object{{"configmap", "cm"}}},
+				want: []string{`unsupported resource "cm" with kind "configmap"`}},
+		},
+	}
+	// Each resource of admissionregistration.k8s.io that names webhook
+	// configurations, in any case, or all of them.
+	for _, res := range []string{"*", "MutatingWebhookConfiguration", "mutatingwebhookconfiguration", "mutatingwebhookconfigurations",
+		"ValidatingWebhookConfiguration", "validatingwebhookconfiguration", "validatingwebhookconfigurations"} {
+		cases["CheckWebhookRules"] = append(cases["CheckWebhookRules"], tc{name: "admissionregistration.k8s.io " + res,
+			manifest: Manifest{Webhooks: []Webhook{ruled(vwh, "guard", []string{"admissionregistration.k8s.io"}, []string{"pods", res})}},
+			want:     []string{fmt.Sprintf(`webhook "guard" contains forbidden rule: admission webhook rules cannot reference resource %q for API group "admissionregistration.k8s.io"`, res)}})
+	}
+	for _, v := range validators {
+		if len(cases[v.name]) == 0 {
+			t.Errorf("%s: no cases", v.name)
+		}
+		for _, c := range cases[v.name] {
+			if got := v.check(c.pkg, &c.manifest); !slices.Equal(got, c.want) {
+				t.Errorf("%s: %s:\n  %s\nwant:\n  %s", v.name, c.name, strings.Join(got, "\n  "), strings.Join(c.want, "\n  "))
+			}
+		}
+	}
+}
+
+func modeSet(ms ...string) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range ms {
+		out[m] = true
+	}
+	return out
+}
+
+// TestTargetNamespaces restates render_test.go's cases of the render
+// options' target namespaces (Test_BundleRenderer_ValidatesRenderOptions)
+// and of the default ones (Test_BundleRenderer_DefaultTargetNamespaces:
+// every namespace when AllNamespaces is supported, none otherwise).
+func TestTargetNamespaces(t *testing.T) {
+	const inst = "ops"
+	for _, tc := range []struct {
+		name    string
+		modes   []string
+		targets []string
+		want    string
+	}{
+		{"every namespace without AllNamespaces", []string{SingleNamespace}, []string{""},
+			"invalid option(s): invalid target namespaces []: supported install modes [SingleNamespace] do not support targeting all namespaces"},
+		{"the install namespace with AllNamespaces only", []string{AllNamespaces}, []string{inst},
+			"invalid option(s): invalid target namespaces [ops]: supported install modes [AllNamespaces] do not support targeting own namespace"},
+		{"another namespace with OwnNamespace only", []string{OwnNamespace}, []string{"elsewhere"},
+			"invalid option(s): invalid target namespaces [elsewhere]: supported install modes [OwnNamespace] do not support target namespaces [elsewhere]"},
+		{"several namespaces without MultiNamespace", []string{AllNamespaces}, []string{"t1", "t2", "t3"},
+			"invalid option(s): invalid target namespaces [t1 t2 t3]: supported install modes [AllNamespaces] do not support target namespaces [t1 t2 t3]"},
+		{"a namespace with no install mode", nil, []string{"elsewhere"},
+			"invalid option(s): invalid target namespaces [elsewhere]: supported install modes [] do not support target namespaces [elsewhere]"},
+		{"every namespace with AllNamespaces", []string{AllNamespaces}, []string{""}, ""},
+		{"another namespace with SingleNamespace", []string{SingleNamespace}, []string{"elsewhere"}, ""},
+		{"the install namespace with OwnNamespace", []string{OwnNamespace}, []string{inst}, ""},
+		{"several namespaces with MultiNamespace", []string{MultiNamespace}, []string{"t1", "t2", "t3"}, ""},
+		{"several namespaces and the install namespace without OwnNamespace", []string{MultiNamespace}, []string{"t1", "t2", "t3", inst},
+			"invalid option(s): invalid target namespaces [t1 t2 t3 ops]: supported install modes [MultiNamespace] do not support targeting own namespace"},
+		{"none with MultiNamespace", []string{MultiNamespace}, nil, "invalid option(s): invalid target namespaces []: at least one target namespace must be specified"},
+		{"none with SingleNamespace", []string{SingleNamespace}, nil, "invalid option(s): invalid target namespaces []: exactly one target namespace must be specified"},
+	} {
+		if got := targetNamespacesError(modeSet(tc.modes...), inst, tc.targets); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	// The defaults, without a watchNamespace.
+	for _, ms := range [][]string{
+		{AllNamespaces}, {AllNamespaces, OwnNamespace}, {AllNamespaces, SingleNamespace}, {AllNamespaces, MultiNamespace},
+		{AllNamespaces, OwnNamespace, SingleNamespace}, {AllNamespaces, OwnNamespace, MultiNamespace}, {AllNamespaces, SingleNamespace, MultiNamespace},
+		{AllNamespaces, SingleNamespace, OwnNamespace, MultiNamespace},
+		{SingleNamespace}, {OwnNamespace}, {MultiNamespace}, {SingleNamespace, OwnNamespace}, {SingleNamespace, MultiNamespace},
+		{OwnNamespace, MultiNamespace}, {SingleNamespace, OwnNamespace, MultiNamespace},
+	} {
+		var want []string
+		if ms[0] == AllNamespaces {
+			want = []string{""}
+		}
+		if got, err := configTargets(modeSet(ms...), Config{InstallNamespace: inst}); !slices.Equal(got, want) || err != "" {
+			t.Errorf("default for %v: %q (%s), want %q", ms, got, err, want)
+		}
+	}
+}
+
+// TestWatchNamespaceConfig restates config_test.go's cases of the
+// watchNamespace a registry+v1 bundle's configuration schema takes
+// (Test_UnmarshalConfig, Test_ErrorFormatting_SchemaLibraryVersion), with
+// the SingleOwnNamespaceInstallSupport gate: a ClusterExtension without
+// configuration, or with watchNamespace null, is one without a
+// watchNamespace here.
+func TestWatchNamespaceConfig(t *testing.T) {
+	const required = `required field "watchNamespace" is missing`
+	const unknown = `unknown field "watchNamespace"`
+	ownWords := func(ns, inst string) string {
+		return fmt.Sprintf(`invalid format for field "watchNamespace": '%[1]s' is not valid ownNamespaceInstallMode: invalid value %[1]q: must be %[2]q (the namespace where the operator is installed) because this operator only supports OwnNamespace install mode`, ns, inst)
+	}
+	singleWords := func(ns string) string {
+		return fmt.Sprintf(`invalid format for field "watchNamespace": '%[1]s' is not valid singleNamespaceInstallMode: invalid value %[1]q: must be different from %[1]q (the install namespace) because this operator uses SingleNamespace install mode to watch a different namespace`, ns)
+	}
+	anyOf := func(errs ...string) string {
+		return "multiple errors found:\n  - " + strings.Join(append([]string{`invalid value for field "watchNamespace"`, `invalid type for field "watchNamespace": got string, want null`}, errs...), "\n  - ")
+	}
+	const pattern = `field "watchNamespace" must match pattern "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"`
+	longName := "---BBBB-CCCC-a-namespace-name-that-runs-on-far-past-the-sixty-three-characters-a-label-may-have"
+	for _, tc := range []struct {
+		modes       []string
+		watch, inst string
+		targets     []string
+		want        string
+	}{
+		{[]string{AllNamespaces}, "", "", []string{""}, ""},
+		{[]string{OwnNamespace}, "", "", nil, required},
+		{[]string{SingleNamespace}, "", "", nil, required},
+		{[]string{SingleNamespace}, "team-b", "ops", []string{"team-b"}, ""},
+		{[]string{AllNamespaces}, "team-b", "ops", nil, unknown},
+		{[]string{MultiNamespace}, "team-b", "ops", nil, unknown},
+		{[]string{AllNamespaces, MultiNamespace}, "team-b", "ops", nil, unknown},
+		{[]string{MultiNamespace, OwnNamespace}, "", "ops", nil, required},
+		{[]string{AllNamespaces, SingleNamespace}, "team-b", "ops", []string{"team-b"}, ""},
+		{[]string{MultiNamespace, SingleNamespace}, "team-b", "ops", []string{"team-b"}, ""},
+		{[]string{OwnNamespace, SingleNamespace}, "team-b", "elsewhere", []string{"team-b"}, ""},
+		{[]string{SingleNamespace}, "team-b", "team-b", nil, singleWords("team-b")},
+		{[]string{AllNamespaces, SingleNamespace}, "team-b", "team-b", nil, anyOf(singleWords("team-b"))},
+		{[]string{MultiNamespace, SingleNamespace}, "team-b", "team-b", nil, singleWords("team-b")},
+		{[]string{AllNamespaces, OwnNamespace}, "team-b", "team-b", []string{"team-b"}, ""},
+		{[]string{OwnNamespace, SingleNamespace}, "team-b", "team-b", []string{"team-b"}, ""},
+		{[]string{AllNamespaces, OwnNamespace}, "team-b", "ops", nil, anyOf(ownWords("team-b", "ops"))},
+		{[]string{SingleNamespace, OwnNamespace}, "", "ops", nil, required},
+		{[]string{SingleNamespace, MultiNamespace}, "", "ops", nil, required},
+		{[]string{SingleNamespace, OwnNamespace, MultiNamespace}, "", "ops", nil, required},
+		{[]string{AllNamespaces, OwnNamespace}, "", "ops", []string{""}, ""},
+		{[]string{AllNamespaces, OwnNamespace, MultiNamespace}, "", "ops", []string{""}, ""},
+		// Without an install namespace the format is not checked.
+		{[]string{OwnNamespace}, "team-b", "", []string{"team-b"}, ""},
+		// The error formatting cases.
+		{[]string{OwnNamespace}, "team-x", "team-y", nil, ownWords("team-x", "team-y")},
+		{[]string{SingleNamespace}, "ops", "ops", nil, singleWords("ops")},
+		{[]string{SingleNamespace}, longName, "ops", nil, "multiple errors found:\n  - " + fmt.Sprintf(`field "watchNamespace" must have maximum length of 63 (len=%d)`, len(longName)) + "\n  - " + pattern},
+		{[]string{SingleNamespace, OwnNamespace}, strings.Repeat("B", 63) + `"`, "ops", nil,
+			"multiple errors found:\n  - " + `field "watchNamespace" must have maximum length of 63 (len=64)` + "\n  - " + pattern},
+		{[]string{SingleNamespace, OwnNamespace}, "Team-B", "ops", nil, pattern},
+	} {
+		targets, err := configTargets(modeSet(tc.modes...), Config{SingleOwnNamespace: true, WatchNamespace: tc.watch, InstallNamespace: tc.inst})
+		if err != tc.want || !slices.Equal(targets, tc.targets) {
+			t.Errorf("%v, watchNamespace %q, install namespace %q: %q %q, want %q %q", tc.modes, tc.watch, tc.inst, targets, err, tc.targets, tc.want)
+		}
 	}
 }
