@@ -81,7 +81,9 @@ where they differ.
 
 Exit codes: 0 whenever the question was answered, a bundle that cannot
 reach the head included (use "opm alpha diff --check" to fail a CI job on
-those), 1 on bad input (and with --olm both when neither OLM answers).`,
+those), 1 on bad input (a package or channel not found); with --olm v1, 1
+when the ClusterExtension does not resolve (operator-controller's error
+after the answer); with --olm both, 1 when neither OLM answers.`,
 		Example: `  opm alpha query updates ./catalog --package etcd --from etcdoperator.v0.9.0
   opm alpha query updates quay.io/example/catalog:latest --package etcd --channel alpha --from 0.9.2 -o json
   opm alpha query updates ./catalog --package etcd --all

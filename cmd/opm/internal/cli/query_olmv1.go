@@ -120,12 +120,14 @@ func runUpdatesOLM(cmd *cobra.Command, s Streams, g *globalOptions, cacheDir str
 	enc := jsonEncoder(s.Out)
 	if o.olm == "v1" {
 		if output == "json" {
-			return enc.Encode(u.OnlyV1())
+			err = enc.Encode(u.OnlyV1())
+		} else if err = u.V1.WriteText(s.Out); err == nil {
+			err = writeV1Path(s.Out, u.V1Path, u.V1End)
 		}
-		if err := u.V1.WriteText(s.Out); err != nil {
+		if err != nil {
 			return err
 		}
-		return writeV1Path(s.Out, u.V1Path, u.V1End)
+		return v1Resolves(u.V1)
 	}
 	if output == "json" {
 		if err := enc.Encode(u); err != nil {
@@ -150,6 +152,18 @@ func runUpdatesOLM(cmd *cobra.Command, s Streams, g *globalOptions, cacheDir str
 		return err
 	}
 	return neitherAnswers(u)
+}
+
+// v1Resolves exits 1 with operator-controller's error when the
+// ClusterExtension does not resolve (a package or channel not found,
+// nothing matching, a tie between catalogs, a bundle with dependencies),
+// as OLM v0 alone exits 1 on a question it cannot answer; the answer,
+// which says so too, is written first.
+func v1Resolves(a *olmv1.Answer) error {
+	if a == nil || a.Resolved {
+		return nil
+	}
+	return &ExitError{Code: 1, Err: errors.New(a.Error)}
 }
 
 // neitherAnswers exits 1 when neither OLM answers (OLM v0 alone exits 1

@@ -196,18 +196,28 @@ func TestQueryUpdatesOLMv1(t *testing.T) {
 		{[]string{"-p", "skipper", "--from", "1.0.0", "--catalog", "other=" + second, "--selector", olmv1.NameLabel + " in (other)"}, "skipper.v3.0.0", "", []string{"skipper.v3.0.0"}},
 		// A bundle the catalog does not hold: its version from its name.
 		{[]string{"-p", "skipper", "--from", "skipper.v0.5.0"}, "skipper.v2.0.0", "", []string{"skipper.v2.0.0"}},
+		// A channel the package does not have: operator-controller's
+		// resolver finds no bundle (OLM v0 says the channel is not found).
+		{[]string{"-p", "plain", "--from", "1.0.0", "-c", "nope"}, "", `error upgrading from currently installed version "1.0.0": no bundles found for package "plain" in channels [nope]`, nil},
+		{[]string{"-p", "plain", "-c", "nope"}, "", `no bundles found for package "plain" in channels [nope]`, nil},
+		{[]string{"-p", "nope"}, "", `no bundles found for package "nope"`, nil},
 	} {
 		args := append([]string{"alpha", "query", "updates", olmv1Catalog(), "--olm", "v1", "-o", "json"}, tc.args...)
 		code, out, errOut := run(t, args...)
 		var a action.UpdatesV1
-		if err := json.Unmarshal([]byte(out), &a); err != nil || code != 0 {
+		if err := json.Unmarshal([]byte(out), &a); err != nil {
 			t.Fatalf("%v: exit %d, %v: %s%s", tc.args, code, err, out, errOut)
 		}
 		if tc.err != "" {
-			if a.Resolved || a.Error != tc.err {
-				t.Errorf("%v: resolved %v, error %q, want %q", tc.args, a.Resolved, a.Error, tc.err)
+			// Nothing resolves: exit 1, with operator-controller's words
+			// in the answer and as the error.
+			if a.Resolved || a.Error != tc.err || code != 1 || errOut != "Error: "+tc.err+"\n" {
+				t.Errorf("%v: exit %d, resolved %v, error %q, stderr %q; want exit 1 and %q", tc.args, code, a.Resolved, a.Error, errOut, tc.err)
 			}
 			continue
+		}
+		if code != 0 || errOut != "" {
+			t.Errorf("%v: exit %d, stderr %q", tc.args, code, errOut)
 		}
 		var path []string
 		for _, s := range a.Path {
@@ -215,6 +225,26 @@ func TestQueryUpdatesOLMv1(t *testing.T) {
 		}
 		if !a.Resolved || a.Bundle.Name != tc.bundle || !slices.Equal(path, tc.path) {
 			t.Errorf("%v: got %+v (%s), path %v; want %s, %v", tc.args, a.Bundle, a.Error, path, tc.bundle, tc.path)
+		}
+	}
+}
+
+// TestQueryUpdatesMissingChannel: a channel the package does not have is
+// no answer for any OLM: each exits 1, in its own words (OLM v0's, or
+// operator-controller's resolver error), and both together do too.
+func TestQueryUpdatesMissingChannel(t *testing.T) {
+	const v1Err = `error upgrading from currently installed version "1.0.0": no bundles found for package "plain" in channels [nope]`
+	for _, tc := range []struct {
+		olm         string
+		out, errOut string
+	}{
+		{"v0", "", "Error: channel \"nope\" not found in package \"plain\" (its channels: stable)\n"},
+		{"v1", "does not resolve: " + v1Err + "\n", "Error: " + v1Err + "\n"},
+		{"both", "\n== Neither OLM v0 nor OLM v1 answers\n", ""},
+	} {
+		code, out, errOut := run(t, "alpha", "query", "updates", olmv1Catalog(), "-p", "plain", "-c", "nope", "--from", "1.0.0", "--olm", tc.olm)
+		if code != 1 || !strings.Contains(out, tc.out) || errOut != tc.errOut {
+			t.Errorf("--olm %s: exit %d, stdout %q, stderr %q; want exit 1, %q in stdout, stderr %q", tc.olm, code, out, errOut, tc.out, tc.errOut)
 		}
 	}
 }
