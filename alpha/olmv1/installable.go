@@ -6,7 +6,9 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 )
@@ -247,13 +249,14 @@ func watchNamespaceErrors(modes map[string]bool, ns, installNS string) string {
 	switch {
 	case installNS == "":
 	case modes[OwnNamespace] && !modes[SingleNamespace] && ns != installNS:
-		str = []string{fmt.Sprintf(`invalid format for field "watchNamespace": '%s' is not valid ownNamespaceInstallMode: invalid value %q: must be %q (the namespace where the operator is installed) because this operator only supports OwnNamespace install mode`, ns, ns, installNS)}
+		str = []string{fmt.Sprintf(`invalid format for field "watchNamespace": %s is not valid ownNamespaceInstallMode: invalid value %q: must be %q (the namespace where the operator is installed) because this operator only supports OwnNamespace install mode`, schemaQuote(ns), ns, installNS)}
 	case modes[SingleNamespace] && !modes[OwnNamespace] && ns == installNS:
-		str = []string{fmt.Sprintf(`invalid format for field "watchNamespace": '%s' is not valid singleNamespaceInstallMode: invalid value %q: must be different from %q (the install namespace) because this operator uses SingleNamespace install mode to watch a different namespace`, ns, ns, installNS)}
+		str = []string{fmt.Sprintf(`invalid format for field "watchNamespace": %s is not valid singleNamespaceInstallMode: invalid value %q: must be different from %q (the install namespace) because this operator uses SingleNamespace install mode to watch a different namespace`, schemaQuote(ns), ns, installNS)}
 	}
 	if len(str) == 0 {
-		if len(ns) > 63 {
-			str = append(str, fmt.Sprintf(`field "watchNamespace" must have maximum length of 63 (len=%d)`, len(ns)))
+		// The schema counts characters, not bytes.
+		if n := utf8.RuneCountInString(ns); n > 63 {
+			str = append(str, fmt.Sprintf(`field "watchNamespace" must have maximum length of 63 (len=%d)`, n))
 		}
 		if !namespaceName.MatchString(ns) {
 			str = append(str, `field "watchNamespace" must match pattern "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"`)
@@ -284,6 +287,15 @@ func targetNamespacesError(modes map[string]bool, installNS string, targets []st
 		return fmt.Sprintf("invalid option(s): invalid target namespaces %s: %s", listString(targets), err)
 	}
 	return ""
+}
+
+// schemaQuote quotes a string as the JSON schema validator's messages
+// show it: Go's quoting between single quotes, a single quote escaped and
+// a double one not.
+func schemaQuote(s string) string {
+	q := strconv.Quote(s)
+	q = strings.ReplaceAll(q[1:len(q)-1], `\"`, `"`)
+	return "'" + strings.ReplaceAll(q, "'", `\'`) + "'"
 }
 
 // validateTargetNamespaces is render.validateTargetNamespaces.

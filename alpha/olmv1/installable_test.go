@@ -760,6 +760,11 @@ func TestWatchNamespaceConfig(t *testing.T) {
 		{[]string{SingleNamespace, OwnNamespace}, strings.Repeat("B", 63) + `"`, "ops", nil,
 			"multiple errors found:\n  - " + `field "watchNamespace" must have maximum length of 63 (len=64)` + "\n  - " + pattern},
 		{[]string{SingleNamespace, OwnNamespace}, "Team-B", "ops", nil, pattern},
+		// The schema's length is in characters, and its messages quote as
+		// the validator does.
+		{[]string{SingleNamespace}, strings.Repeat("é", 40), "ops", nil, pattern},
+		{[]string{SingleNamespace}, strings.Repeat("é", 64), "ops", nil, "multiple errors found:\n  - " + `field "watchNamespace" must have maximum length of 63 (len=64)` + "\n  - " + pattern},
+		{[]string{OwnNamespace}, `it's "b"` + "\n", "ops", nil, `invalid format for field "watchNamespace": 'it\'s "b"\n' is not valid ownNamespaceInstallMode: invalid value "it's \"b\"\n": must be "ops" (the namespace where the operator is installed) because this operator only supports OwnNamespace install mode`},
 	} {
 		targets, err := configTargets(modeSet(tc.modes...), Config{SingleOwnNamespace: true, WatchNamespace: tc.watch, InstallNamespace: tc.inst})
 		if err != tc.want || !slices.Equal(targets, tc.targets) {
