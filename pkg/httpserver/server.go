@@ -261,15 +261,26 @@ func jsonError(w http.ResponseWriter, r *http.Request, code int, format string, 
 	writeJSON(w, r, code, apiError{Error: fmt.Sprintf(format, args...)})
 }
 
-// onlyParams refuses a request with a query parameter not in names.
+// onlyParams refuses a request with a query parameter not in names, or a
+// query string that does not parse: r.URL.Query drops a malformed pair
+// ("channel=%zz"), which would answer another question than the one asked.
 func onlyParams(w http.ResponseWriter, r *http.Request, names ...string) bool {
-	for p := range r.URL.Query() {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		jsonError(w, r, http.StatusBadRequest, "malformed query string: %v", err)
+		return false
+	}
+	for p := range q {
 		ok := false
 		for _, n := range names {
 			ok = ok || p == n
 		}
 		if !ok {
-			jsonError(w, r, http.StatusBadRequest, "unknown parameter %q (allowed: %s)", p, strings.Join(names, ", "))
+			if len(names) == 0 {
+				jsonError(w, r, http.StatusBadRequest, "unknown parameter %q: this route takes no parameters", p)
+			} else {
+				jsonError(w, r, http.StatusBadRequest, "unknown parameter %q (allowed: %s)", p, strings.Join(names, ", "))
+			}
 			return false
 		}
 	}

@@ -395,6 +395,22 @@ func TestJSONRoutes(t *testing.T) {
 		}
 	}
 
+	// A query string that does not parse is refused, not read as if the
+	// malformed parameter were absent (that answers another question), and
+	// a route without parameters says so.
+	for path, want := range map[string]string{
+		"/api/v1/updates?package=cluster-kube-descheduler-operator&from=4.12.0&channel=%zz": `malformed query string: invalid URL escape "%zz"`,
+		"/api/v1/packages?limit=1&q=%zz":                                                    `malformed query string: invalid URL escape "%zz"`,
+		"/api/v1/packages/cluster-kube-descheduler-operator?x=%":                            `malformed query string: invalid URL escape "%"`,
+		"/api/v1/packages/cluster-kube-descheduler-operator?x=1":                            `unknown parameter "x": this route takes no parameters`,
+	} {
+		apiErr.Error = ""
+		getJSON(path, 400, &apiErr)
+		if apiErr.Error != want {
+			t.Errorf("%s: error %q, want %q", path, apiErr.Error, want)
+		}
+	}
+
 	// A bundle the catalog does not hold is answered (a virtual node).
 	var virtual struct {
 		Installed struct{ InCatalog bool }
