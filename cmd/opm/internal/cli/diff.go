@@ -59,11 +59,13 @@ uninstallable subscriptions of a channel (-o json lists each).
 
 Exit codes: 0 when the check passes (or without --check), 1 when it finds a
 violation, 2 when a catalog cannot be read or is invalid, or the command
-line is wrong.`,
+line is wrong, or the report cannot be written.`,
 		Example: `  opm alpha diff ./catalog-v1 ./catalog-v2
   opm alpha diff quay.io/example/catalog:v1 ./catalog --check -o markdown > comment.md`,
 		Args: cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			s, done := answerOut(s, 2)
+			defer done(&err)
 			if output != "text" && output != "json" && output != "markdown" {
 				return &ExitError{Code: 2, Err: fmt.Errorf("invalid --output value %q, expected (text|json|markdown)", output)}
 			}

@@ -54,7 +54,8 @@ also for every bundle, as a starting bundle) in a table, or JSON.
 
 Exit codes: 0 when the Subscription is installable (and always with
 --all), 1 when it is not, 2 when a catalog cannot be read or is invalid,
-or the question or the command line is wrong.
+or the question or the command line is wrong, or the answer cannot be
+written.
 
 --olm v1 answers with OLM v1's rules instead (operator-controller v1.11.0):
 the one bundle a new ClusterExtension for the package resolves to (the
@@ -71,7 +72,9 @@ words. --all answers for every package and channel of the catalog;
   opm alpha query install ./catalog ./other-catalog --all --every-bundle -o json
   opm alpha query install ./catalog --package etcd --olm v1
   opm alpha query install ./catalog --all --olm both`,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			s, done := answerOut(s, 2)
+			defer done(&err)
 			if output != "text" && output != "json" {
 				return &ExitError{Code: 2, Err: fmt.Errorf("invalid --output value %q, expected (text|json)", output)}
 			}
