@@ -152,6 +152,11 @@ func writeTreeWith(dir string, write func(tmp string) error) (err error) {
 	}
 	tmp, err := os.MkdirTemp(stageIn, ".migrate-tmp-")
 	if err != nil {
+		// Name the directory asked for, not the staging one.
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return &os.PathError{Op: "mkdir", Path: dir, Err: pe.Err}
+		}
 		return err
 	}
 	defer func() {

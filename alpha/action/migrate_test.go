@@ -244,3 +244,17 @@ func TestMigrateIntoWorkingDirectory(t *testing.T) {
 		t.Errorf("files %v", files)
 	}
 }
+
+// An output directory whose parent refuses a new directory is named in
+// the error as the user gave it, as upstream names it ("mkdir DIR: ..."),
+// not the temporary directory the tree is staged in. /proc, where no
+// directory can be made even by root, stands for such a parent.
+func TestWriteTreeNamesTheDirectory(t *testing.T) {
+	if _, err := os.Stat("/proc/self"); err != nil {
+		t.Skip("no /proc: ", err)
+	}
+	err := writeTree("/proc/opm-test-out", map[string][]byte{"p/catalog.json": []byte("{}")})
+	if err == nil || err.Error() != "mkdir /proc/opm-test-out: no such file or directory" {
+		t.Errorf("error %v", err)
+	}
+}

@@ -89,6 +89,9 @@ func runFilter(ctx context.Context, f *action.Filter, configFile string, dir []s
 	}
 	if len(dir) > 0 {
 		f.OutputDir = dir[0]
+		if st, err := os.Stat(f.OutputDir); err == nil && !st.IsDir() {
+			return action.FilterSummary{}, fmt.Errorf("output directory %q is a file, not a directory", f.OutputDir)
+		}
 		if entries, err := os.ReadDir(f.OutputDir); err == nil && len(entries) > 0 {
 			return action.FilterSummary{}, fmt.Errorf("output directory %q must be missing or empty", f.OutputDir)
 		}

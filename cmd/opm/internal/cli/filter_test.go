@@ -65,7 +65,27 @@ func TestFilterFlags(t *testing.T) {
 		}
 	}
 
+	// An output directory that cannot be one: the error names it, as the
+	// user wrote it (not a temporary directory of ours), and nothing is
+	// left behind.
 	write("full: true\n")
+	file := filepath.Join(wd, "a-file")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	notDir := filepath.Join(file, "out") // its parent is a file
+	for dir, want := range map[string]string{
+		file:   `Error: output directory "` + file + `" is a file, not a directory` + "\n",
+		notDir: `Error: mkdir ` + file + `: not a directory` + "\n",
+	} {
+		if code, out, errOut := run(t, "alpha", "filter", catalog, dir, "--config", conf); code != 1 || out != "" || errOut != want {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q, want %q", dir, code, out, errOut, want)
+		}
+	}
+	if ents, _ := os.ReadDir(wd); len(ents) != 1 {
+		t.Errorf("left behind: %v", ents)
+	}
+
 	var out, errb bytes.Buffer
 	code = Main(context.Background(), Streams{In: strings.NewReader(""), Out: &out, Err: &errb, Terminal: true}, []string{"alpha", "filter", catalog, "--config", conf})
 	if code != 0 || !strings.HasSuffix(errb.String(), "kept 1 package, 2 channels, 5 bundles\n") {
