@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/blang/semver/v4"
 	"go.yaml.in/yaml/v3"
@@ -95,6 +96,83 @@ var (
 // yamlLine finds the line in a YAML parser's message.
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
+// yamlParserProblems are the problems go-yaml's parser (not its scanner
+// or reader) reports: it numbers their lines from 0 (decode.go,
+// parser.fail), as declcfg's loader notes for the catalog's files.
+var yamlParserProblems = []string{
+	"did not find expected <stream-start>",
+	"did not find expected <document start>",
+	"did not find expected node content",
+	"did not find expected '-' indicator",
+	"did not find expected key",
+	"did not find expected ',' or ']'",
+	"did not find expected ',' or '}'",
+	"found undefined tag handle",
+	"found duplicate %YAML directive",
+	"found incompatible YAML document",
+	"found duplicate %TAG directive",
+}
+
+// yamlAnchor finds the anchor in go-yaml's "unknown anchor" message.
+var yamlAnchor = regexp.MustCompile(`^unknown anchor '(.*)' referenced$`)
+
+// yamlConfigError turns go-yaml's error for the configuration data into
+// a *FilterConfigError at its line. go-yaml leaves the line out of some
+// messages: those of its first line, of bytes that are not text (invalid
+// UTF-8, control characters) and of an alias to an unknown anchor; they
+// are found here.
+func yamlConfigError(data []byte, err error) *FilterConfigError {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	ce := &FilterConfigError{}
+	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+		ce.Line, _ = strconv.Atoi(m[1])
+		msg = m[2]
+		if slices.Contains(yamlParserProblems, msg) {
+			// At most the last line: the end of the data is the line
+			// after it.
+			lines := bytes.Count(data, []byte{'\n'})
+			if len(data) > 0 && data[len(data)-1] != '\n' {
+				lines++
+			}
+			ce.Line = min(ce.Line+1, max(lines, 1))
+		}
+	} else if m := yamlAnchor.FindStringSubmatch(msg); m != nil {
+		ce.Line = lineOf(data, bytes.Index(data, []byte("*"+m[1])))
+	} else if i := firstNonText(data); i >= 0 {
+		ce.Line = lineOf(data, i)
+	} else {
+		ce.Line = 1 // go-yaml gives no line for its first
+	}
+	ce.Err = errors.New("not valid YAML: " + msg)
+	return ce
+}
+
+// firstNonText returns the offset of the first byte of data that YAML text
+// cannot hold (invalid UTF-8, or a character outside YAML's printable set,
+// which go-yaml's reader checks: tab, line feed, carriage return,
+// U+0020–U+007E, U+0085, U+00A0–U+D7FF, U+E000–U+FFFD, U+10000 and
+// above), or -1.
+func firstNonText(data []byte) int {
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		printable := r == '\t' || r == '\n' || r == '\r' || (r >= 0x20 && r <= 0x7e) || r == 0x85 ||
+			(r >= 0xa0 && r <= 0xd7ff) || (r >= 0xe000 && r <= 0xfffd) || r >= 0x10000
+		if (r == utf8.RuneError && size == 1) || !printable {
+			return i
+		}
+		i += size
+	}
+	return -1
+}
+
+// lineOf is the line (from 1) of the offset i of data; 0 when i < 0.
+func lineOf(data []byte, i int) int {
+	if i < 0 {
+		return 0
+	}
+	return bytes.Count(data[:i], []byte{'\n'}) + 1
+}
+
 // ParseFilterConfig reads a filter configuration (YAML, or JSON, which is
 // YAML). Every mistake is a *FilterConfigError naming the line and the
 // field: unknown keys (with the nearest known one), values of the wrong
@@ -106,12 +184,7 @@ func ParseFilterConfig(data []byte) (*FilterConfig, error) {
 		if errors.Is(err, io.EOF) {
 			return &FilterConfig{}, nil
 		}
-		ce := &FilterConfigError{Err: err}
-		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-			ce.Line, _ = strconv.Atoi(m[1])
-			ce.Err = errors.New("not valid YAML: " + m[2])
-		}
-		return nil, ce
+		return nil, yamlConfigError(data, err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {

@@ -150,7 +150,18 @@ func TestFilterErrors(t *testing.T) {
 		{"packages:\n  - name: [etcd]\n", `line 2: packages[0].name: must be a string, not a list`},
 		{"packages:\n  - minVersion: 1.0.0\n", `line 2: packages[0]: name is required`},
 		{"full: true\nfull: false\n", `line 2: full: given twice`},
-		{"packages:\n  - name: etcd\n  name: x\n", `line 1: not valid YAML: did not find expected '-' indicator`},
+		{"packages:\n  - name: etcd\n  name: x\n", `line 2: not valid YAML: did not find expected '-' indicator`},
+		// Every YAML error names its line: the parser's are numbered from
+		// 0, and some come without one.
+		{"packages:\n  - name: etcd\n  - name: [x\nfull: true\n", `line 3: not valid YAML: did not find expected ',' or ']'`},
+		{"packages:\n  - name: etcd\n\n\n  - name: !x!foo x\n", `line 5: not valid YAML: found undefined tag handle`},
+		{"packages: [\n", `line 1: not valid YAML: did not find expected node content`},
+		{"packages:\n  - name: etcd\n  - name: *x\n", `line 3: not valid YAML: unknown anchor 'x' referenced`},
+		{"packages:\n  - name: etcd\n  - name: \"\xff\"\n", `line 3: not valid YAML: invalid leading UTF-8 octet`},
+		{"packages:\n  - name: etcd\n  - name: \x01\n", `line 3: not valid YAML: control characters are not allowed`},
+		{"\tfull: true\n", `line 1: not valid YAML: found character that cannot start any token`},
+		{"packages:\n  - name: etcd\n  - name: \u0080\n", `line 3: not valid YAML: control characters are not allowed`},
+		{"full: [", `line 1: not valid YAML: did not find expected node content`},
 		{"- a\n", `line 1: the configuration must be a mapping of schema, full, packages, not a list`},
 		{"full: true\n---\nfull: false\n", `line 3: a second YAML document`},
 	} {
