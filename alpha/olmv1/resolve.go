@@ -1,6 +1,7 @@
 package olmv1
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -278,7 +279,7 @@ func (r *Resolver) Resolve(spec Spec, installed *Installed) (*Answer, error) {
 	}
 
 	if len(resolved) > 1 {
-		slices.SortStableFunc(resolved, func(x, y found) int { return y.cat.Priority - x.cat.Priority })
+		slices.SortStableFunc(resolved, func(x, y found) int { return cmp.Compare(y.cat.Priority, x.cat.Priority) })
 		if resolved[0].cat.Priority != resolved[1].cat.Priority {
 			for _, f := range resolved[1:] {
 				a.Catalogs[f.stat].Outcome = fmt.Sprintf("lower priority than catalog %s (%d)", resolved[0].cat.Name, resolved[0].cat.Priority)

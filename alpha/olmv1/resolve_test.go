@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -218,6 +219,13 @@ func TestResolvePriority(t *testing.T) {
 	}
 	if a.Catalogs[1].Outcome != "lower priority than catalog a (1)" {
 		t.Errorf("b's outcome: %q", a.Catalogs[1].Outcome)
+	}
+
+	// The extremes of the priority are ordered as any other: the
+	// difference of the two does not fit an int.
+	r = newResolver(t, catalogOf(t, "hi", math.MaxInt, one("1.0.0")), catalogOf(t, "lo", math.MinInt, one("1.1.0")))
+	if a, err := r.Resolve(Spec{Package: pkg}, nil); err != nil || !a.Resolved || a.Bundle.Catalog != "hi" {
+		t.Fatalf("extreme priorities: got %+v, %v", a, err)
 	}
 
 	r = newResolver(t, catalogOf(t, "a", 1, genPackage(pkg)), catalogOf(t, "b", 0, genPackage(pkg)), catalogOf(t, "c", 1, genPackage(pkg)))
