@@ -2,7 +2,9 @@ package action
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -34,6 +36,9 @@ func ParseInstallCatalog(s string) (InstallCatalog, error) {
 	c := InstallCatalog{Name: name, Ref: rest}
 	if ref, opt, ok := strings.Cut(rest, ",priority="); ok {
 		n, err := strconv.Atoi(opt)
+		if errors.Is(err, strconv.ErrRange) {
+			return InstallCatalog{}, fmt.Errorf("invalid catalog %q: priority %q is out of range (%d to %d)", s, opt, math.MinInt, math.MaxInt)
+		}
 		if err != nil {
 			return InstallCatalog{}, fmt.Errorf("invalid catalog %q: priority %q is not a whole number", s, opt)
 		}

@@ -208,6 +208,7 @@ func TestQueryInstallErrors(t *testing.T) {
 		{[]string{community, "--catalog", "nope", "-p", "etcd"}, 2, `invalid catalog "nope": expected NAME=REF[,priority=N]`},
 		{[]string{community, "--catalog", "x=" + community + ",priority=high", "-p", "etcd"}, 2, `priority "high" is not a whole number`},
 		{[]string{community, "--catalog", "x=" + community + ",prio=1", "-p", "etcd"}, 2, `unknown option "prio=1" (the only option is priority=N)`},
+		{[]string{community, "--catalog", "x=" + community + ",priority=99999999999999999999", "-p", "etcd"}, 2, `priority "99999999999999999999" is out of range (-9223372036854775808 to 9223372036854775807)`},
 		{[]string{community, "--catalog", "x=" + community + ",priority=1,fast=1", "-p", "etcd"}, 2, `priority "1,fast=1" is not a whole number`},
 		// A wrong command line exits 2 too, not 1, which means "not installable".
 		{[]string{community, "-p", "etcd", "--chanel", "stable"}, 2, "unknown flag: --chanel"},
