@@ -305,7 +305,23 @@ func filterChannel(ch *model.Channel, fc FilterChannel, full bool) ([]declcfg.Ch
 		}
 	}
 	if len(keep) == 0 {
-		return nil, fmt.Errorf("package %q, channel %q: no bundle between minVersion %q and maxVersion %q", ch.Package.Name, ch.Name, fc.MinVersion, fc.MaxVersion)
+		bounds := fmt.Sprintf("between minVersion %s and maxVersion %s", fc.MinVersion, fc.MaxVersion)
+		switch {
+		case fc.MaxVersion == "":
+			bounds = "at or above minVersion " + fc.MinVersion
+		case fc.MinVersion == "":
+			bounds = "at or below maxVersion " + fc.MaxVersion
+		}
+		var lowest, highest *semver.Version
+		for _, b := range ch.Bundles {
+			if lowest == nil || b.Version.LT(*lowest) {
+				lowest = &b.Version
+			}
+			if highest == nil || b.Version.GT(*highest) {
+				highest = &b.Version
+			}
+		}
+		return nil, fmt.Errorf("package %q, channel %q: no bundle %s (its versions: %s to %s)", ch.Package.Name, ch.Name, bounds, lowest, highest)
 	}
 	return trimChannel(g, keep)
 }
