@@ -124,6 +124,12 @@ func (r *Resolver) BundleOfVersion(sub Subscription, version string) (string, er
 		return "", fmt.Errorf("no catalog named %q", sub.Catalog)
 	}
 	channels, _ := cat.Channels(sub.Package)
+	if len(channels) == 0 || (sub.Channel != "" && !slices.Contains(channels, sub.Channel)) {
+		// The package or the channel is missing, not the version: say so,
+		// as the resolution would, with its suggestion.
+		res := &resolution{r: r, sub: sub, cat: cat}
+		return "", errors.New(res.notFound(1, len(channels), 0))
+	}
 	found := ""
 	for _, ch := range channels {
 		if sub.Channel != "" && ch != sub.Channel {

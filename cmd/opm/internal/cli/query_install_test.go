@@ -216,6 +216,10 @@ func TestQueryInstallErrors(t *testing.T) {
 		{[]string{community, "-p", "etcd", "--source", "nope"}, 2, `--source "nope" names none of the catalogs`},
 		{[]string{community, "-p", "etcd", "-o", "xml"}, 2, `invalid --output value "xml"`},
 		{[]string{community, "-p", "etcd", "--version", "9.9.9"}, 2, "no bundle of version 9.9.9 in package etcd of catalog community"},
+		// A package or channel that is not there is named so, not as a
+		// version missing from it.
+		{[]string{community, "-p", "etcx", "--version", "0.9.2"}, 2, `Error: package "etcx" is not in catalog community; did you mean etcd?`},
+		{[]string{community, "-p", "etcd", "-c", "stabel", "--version", "0.9.2"}, 2, `Error: package etcd of catalog community has no channel "stabel" (its channels: alpha, stable); did you mean stable?`},
 		{[]string{"--catalog", "c=" + community, "--catalog", "c=" + community, "-p", "etcd"}, 2, `two catalogs are named "c"`},
 		{[]string{filepath.Join(goldenRoot, "catalogs", "fixture-opm-bundle-without-channel"), "-p", "prometheus"}, 2, "invalid"},
 		{[]string{filepath.Join(t.TempDir(), "missing"), "-p", "x"}, 2, "no such file or directory"},
