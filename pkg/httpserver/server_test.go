@@ -400,9 +400,9 @@ func TestJSONRoutes(t *testing.T) {
 	// a route without parameters says so.
 	for path, want := range map[string]string{
 		"/api/v1/updates?package=cluster-kube-descheduler-operator&from=4.12.0&channel=%zz": `malformed query string: invalid URL escape "%zz"`,
-		"/api/v1/packages?limit=1&q=%zz":                                                    `malformed query string: invalid URL escape "%zz"`,
-		"/api/v1/packages/cluster-kube-descheduler-operator?x=%":                            `malformed query string: invalid URL escape "%"`,
-		"/api/v1/packages/cluster-kube-descheduler-operator?x=1":                            `unknown parameter "x": this route takes no parameters`,
+		"/api/v1/packages?limit=1&q=%zz":                         `malformed query string: invalid URL escape "%zz"`,
+		"/api/v1/packages/cluster-kube-descheduler-operator?x=%": `malformed query string: invalid URL escape "%"`,
+		"/api/v1/packages/cluster-kube-descheduler-operator?x=1": `unknown parameter "x": this route takes no parameters`,
 	} {
 		apiErr.Error = ""
 		getJSON(path, 400, &apiErr)
