@@ -7,13 +7,13 @@ import (
 	"io"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/blang/semver/v4"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/fastopm/fastopm/alpha/declcfg"
 	"github.com/fastopm/fastopm/pkg/suggest"
 )
 
@@ -93,26 +93,6 @@ var (
 	filterChannelKeys = []string{"name", "minVersion", "maxVersion"}
 )
 
-// yamlLine finds the line in a YAML parser's message.
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-// yamlParserProblems are the problems go-yaml's parser (not its scanner
-// or reader) reports: it numbers their lines from 0 (decode.go,
-// parser.fail), as declcfg's loader notes for the catalog's files.
-var yamlParserProblems = []string{
-	"did not find expected <stream-start>",
-	"did not find expected <document start>",
-	"did not find expected node content",
-	"did not find expected '-' indicator",
-	"did not find expected key",
-	"did not find expected ',' or ']'",
-	"did not find expected ',' or '}'",
-	"found undefined tag handle",
-	"found duplicate %YAML directive",
-	"found incompatible YAML document",
-	"found duplicate %TAG directive",
-}
-
 // yamlAnchor finds the anchor in go-yaml's "unknown anchor" message.
 var yamlAnchor = regexp.MustCompile(`^unknown anchor '(.*)' referenced$`)
 
@@ -122,25 +102,15 @@ var yamlAnchor = regexp.MustCompile(`^unknown anchor '(.*)' referenced$`)
 // UTF-8, control characters) and of an alias to an unknown anchor; they
 // are found here.
 func yamlConfigError(data []byte, err error) *FilterConfigError {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	ce := &FilterConfigError{}
-	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-		ce.Line, _ = strconv.Atoi(m[1])
-		msg = m[2]
-		if slices.Contains(yamlParserProblems, msg) {
-			// At most the last line: the end of the data is the line
-			// after it.
-			lines := bytes.Count(data, []byte{'\n'})
-			if len(data) > 0 && data[len(data)-1] != '\n' {
-				lines++
-			}
-			ce.Line = min(ce.Line+1, max(lines, 1))
-		}
-	} else if m := yamlAnchor.FindStringSubmatch(msg); m != nil {
+	line, msg := declcfg.YAMLErrorLine(data, err)
+	ce := &FilterConfigError{Line: line}
+	switch m := yamlAnchor.FindStringSubmatch(msg); {
+	case line > 0: // named by go-yaml
+	case m != nil:
 		ce.Line = lineOf(data, bytes.Index(data, []byte("*"+m[1])))
-	} else if i := firstNonText(data); i >= 0 {
-		ce.Line = lineOf(data, i)
-	} else {
+	case firstNonText(data) >= 0:
+		ce.Line = lineOf(data, firstNonText(data))
+	default:
 		ce.Line = 1 // go-yaml gives no line for its first
 	}
 	ce.Err = errors.New("not valid YAML: " + msg)

@@ -551,10 +551,10 @@ func firstBinary(src []byte) int {
 
 var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): `)
 
-// yamlParserProblems are the problems go-yaml v2's parser (not its
-// scanner) reports. It numbers their lines from 0 while it numbers the
-// scanner's from 1 (decode.go, parser.fail): the line it gives for them
-// is the one before the error's.
+// yamlParserProblems are the problems go-yaml's parser (not its scanner)
+// reports, in v2 (sigs.k8s.io/yaml) and v3 alike. It numbers their lines
+// from 0 while it numbers the scanner's from 1 (decode.go, parser.fail):
+// the line it gives for them is the one before the error's.
 var yamlParserProblems = []string{
 	"did not find expected <stream-start>",
 	"did not find expected <document start>",
@@ -569,22 +569,35 @@ var yamlParserProblems = []string{
 	"found duplicate %TAG directive",
 }
 
+// YAMLErrorLine is the line (from 1) of data that go-yaml's error err
+// for it names, corrected where go-yaml counts from 0, and the message
+// without "yaml: line N: " (or "yaml: "). The line is 0 when the message
+// names none.
+func YAMLErrorLine(data []byte, err error) (line int, msg string) {
+	msg = err.Error()
+	m := yamlLineRE.FindStringSubmatch(msg)
+	if m == nil {
+		return 0, strings.TrimPrefix(msg, "yaml: ")
+	}
+	msg = strings.TrimPrefix(msg, m[0])
+	n, convErr := strconv.Atoi(m[1])
+	if convErr != nil {
+		return 0, msg
+	}
+	if slices.Contains(yamlParserProblems, msg) {
+		// At most the data's last line: the end of the stream is the
+		// line after it.
+		n = min(n+1, max(bytes.Count(data, []byte{'\n'})+boolInt(!bytes.HasSuffix(data, []byte{'\n'})), 1))
+	}
+	return n, msg
+}
+
 // yamlError turns a go-yaml error into an Error at the file's line.
 func yamlError(name string, doc canonjson.YAMLDoc, err error) *Error {
-	msg := err.Error()
+	n, msg := YAMLErrorLine(doc.Data, err)
 	e := &Error{Path: name, Line: doc.Line}
-	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-		msg = strings.TrimPrefix(msg, m[0])
-		if n, convErr := strconv.Atoi(m[1]); convErr == nil {
-			if slices.Contains(yamlParserProblems, msg) {
-				// At most the document's last line: the end of the
-				// stream is the line after it.
-				n = min(n+1, max(bytes.Count(doc.Data, []byte{'\n'})+boolInt(!bytes.HasSuffix(doc.Data, []byte{'\n'})), 1))
-			}
-			e.Line = doc.Line + n - 1
-		}
-	} else {
-		msg = strings.TrimPrefix(msg, "yaml: ")
+	if n > 0 {
+		e.Line = doc.Line + n - 1
 	}
 	e.Err = fmt.Errorf("invalid YAML: %s", msg)
 	if !strings.HasPrefix(msg, "unmarshal errors") && !strings.Contains(msg, "cannot unmarshal") {
