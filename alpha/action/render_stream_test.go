@@ -38,6 +38,29 @@ const (
 	yamlPkg = "schema: olm.package\nname: yy\n---\nschema: olm.channel\npackage: yy\nname: stable\nentries:\n  - name: yy.v1\n"
 )
 
+const eeNew = `{"schema":"olm.package","name":"ee"}`
+
+// tarOf is an uncompressed tar stream of regular files, given as path and
+// content pairs, in that order (a path may come twice).
+func tarOf(t *testing.T, pathContent ...string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	for i := 0; i+1 < len(pathContent); i += 2 {
+		content := pathContent[i+1]
+		if err := tw.WriteHeader(&tar.Header{Name: pathContent[i], Mode: 0o644, Size: int64(len(content)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(content)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
 // A catalog image renders as the directory its layers compose, byte for
 // byte, although its files are parsed while it is extracted: files a later
 // layer replaces, removes or has ignored are parsed again or dropped.
@@ -55,6 +78,7 @@ func TestRenderImageParsedWhileExtracted(t *testing.T) {
 		"notes.md":          "not a catalog",
 		".indexignore":      "notes.md\nREADME.md\n",
 		"spaced/index.json": "  {\"schema\": \"olm.package\",   \"name\": \"spaced\"}  \n",
+		"ee/catalog.json":   eeNew,
 	})
 	for _, tc := range []struct {
 		name   string
@@ -72,6 +96,9 @@ func TestRenderImageParsedWhileExtracted(t *testing.T) {
 				"configs/zz/catalog.json": zzNew, "configs/.wh.gone": "", "configs/.indexignore": "notes.md\nREADME.md\n",
 				"tmp/cache/x": strings.Repeat("y", 1<<20),
 			}),
+			// A file written empty, then again: both contents start at
+			// the same place in the layer's storage.
+			imagetest.LayerFromTar(t, tarOf(t, "configs/ee/catalog.json", "", "configs/ee/catalog.json", eeNew)),
 		}},
 		{"one catalog layer", []v1.Layer{
 			imagetest.LayerFromFiles(t, map[string]string{"bin/opm": strings.Repeat("x", 1<<20)}),
@@ -110,7 +137,7 @@ func TestRenderImageParsedWhileExtracted(t *testing.T) {
 			}
 			src.pre.src.fsys = src.FS
 			files, errs := declcfg.ListFiles(src.FS)
-			if len(errs) > 0 || len(files.Catalog) != 6 {
+			if len(errs) > 0 || len(files.Catalog) != 7 {
 				t.Fatalf("ListFiles: %v, %v", files.Catalog, errs)
 			}
 			for _, f := range files.Catalog {

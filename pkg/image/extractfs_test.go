@@ -246,3 +246,51 @@ func TestExtractFSOnDisk(t *testing.T) {
 	}
 	assertEmpty(t, tmp)
 }
+
+// Two contents handed to WithFileStream never share a ContentID, even
+// when a file is written twice in a layer and the first content is empty
+// (it takes no room in the layer's storage, so the second one starts at
+// the same place): a caller that keys its results by path and ContentID
+// must not take the empty file's for the file's final content.
+func TestExtractFSStreamDistinctIDs(t *testing.T) {
+	t.Parallel()
+	reg := newRegistry(t, nil)
+	big := strings.Repeat("x", 1<<20)
+	ref := reg.push(t, "catalog:ids", imageOf(t, map[string]string{ConfigsLabel: "/configs"},
+		layerOf(t, file("bin/opm", big), file("configs/a.json", ""), file("configs/a.json", "a1")),
+		// Read before its turn (the first layer is long): kept in storage.
+		layerOf(t, file("configs/b.json", ""), file("configs/b.json", "b2"), file("configs/c.json", ""), file("configs/d.json", "d2")),
+	))
+	var (
+		mu  sync.Mutex
+		ids = map[ContentID][]string{}
+	)
+	x, err := ExtractFS(context.Background(), ref, t.TempDir(), WithFileStream(func(f StreamedFile) {
+		b, err := io.ReadAll(io.NewSectionReader(f.Content, 0, f.Size))
+		if err != nil {
+			t.Error(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		ids[f.ID] = append(ids[f.ID], f.Path+"="+string(b))
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	for id, contents := range ids {
+		if len(contents) > 1 {
+			t.Errorf("contents %q share the ContentID %v", contents, id)
+		}
+	}
+	for p, want := range map[string]string{"a.json": "a.json=a1", "b.json": "b.json=b2", "c.json": "c.json=", "d.json": "d.json=d2"} {
+		fi, err := fs.Stat(x.FS, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, _ := fi.Sys().(ContentID)
+		if got := ids[id]; len(got) != 1 || got[0] != want {
+			t.Errorf("%s: Sys() names %q, want only %q", p, got, want)
+		}
+	}
+}

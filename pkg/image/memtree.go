@@ -96,7 +96,7 @@ func (t *memTree) stored(name string, f *scratch.File, off, n int64) {
 			return
 		}
 	}
-	t.stream(StreamedFile{Path: rel, Size: n, Content: io.NewSectionReader(f, off, n), ID: ContentID{f: f, off: off}})
+	t.stream(StreamedFile{Path: rel, Size: n, Content: io.NewSectionReader(f, off, n), ID: ContentID{f: f, off: off, n: n}})
 }
 
 func pathErr(op, name string, err error) error {
@@ -270,7 +270,7 @@ func (i memInfo) Sys() any {
 	if i.n.isDir() {
 		return nil
 	}
-	return ContentID{f: i.n.f, off: i.n.off}
+	return ContentID{f: i.n.f, off: i.n.off, n: i.n.size}
 }
 func (i memInfo) Type() fs.FileMode          { return i.n.mode.Type() }
 func (i memInfo) Info() (fs.FileInfo, error) { return i, nil }

@@ -174,10 +174,12 @@ type StreamedFile struct {
 }
 
 // ContentID identifies the content of a file of ExtractFS's catalog in
-// memory: the Sys() of its FileInfo.
+// memory: the Sys() of its FileInfo. It is where the bytes are kept and how
+// many there are: an empty file takes no room, so the content written
+// after it in the same storage starts at the same place.
 type ContentID struct {
-	f   *scratch.File
-	off int64
+	f      *scratch.File
+	off, n int64
 }
 
 // WithPaths makes Unpack extract only the given sub-trees of the image
