@@ -124,6 +124,15 @@ func TestExtractFSMatchesExtract(t *testing.T) {
 		{name: "a file over the limit", labels: catalog, opts: []Option{WithLimits(Limits{MaxFileSize: 100})}, layers: []v1.Layer{
 			layerOf(t, file("other/big", big)), layerOf(t, file("configs/big", big)),
 		}},
+		{name: "a name too long for a file system", labels: catalog, layers: []v1.Layer{
+			layerOf(t, file("configs/a.json", "a"), file("configs/"+strings.Repeat("n", 256)+".json", "n")),
+		}},
+		{name: "a directory name too long for a file system", labels: catalog, layers: []v1.Layer{
+			layerOf(t, file("configs/a.json", "a"), file("configs/"+strings.Repeat("n", 256)+"/b.json", "n")),
+		}},
+		{name: "long names a file system holds", labels: catalog, mem: true, layers: []v1.Layer{
+			layerOf(t, file("configs/"+strings.Repeat("n", 250)+".json", "n"), file("configs/"+strings.Repeat("d/", 1500)+"deep.json", "d")),
+		}},
 		{name: "a file through a file", labels: catalog, layers: []v1.Layer{
 			layerOf(t, file("configs/a", "a")), layerOf(t, file("configs/a/b", "b")),
 		}},

@@ -24,13 +24,19 @@ import (
 //
 // memTree supports what catalogs hold and no more: anything else a layer
 // does to the extracted sub-tree (a symbolic or hard link, a path through
-// something that is not a directory) fails with errNeedsDisk, and the
+// something that is not a directory, a name longer than a file system
+// allows) fails with errNeedsDisk, and the
 // extraction is done again on disk, where the unpacker handles, judges
 // and reports everything.
 
 // errNeedsDisk stops an unpack into a memTree that met something only a
 // directory on disk handles.
 var errNeedsDisk = errors.New("the image needs unpacking to disk")
+
+// maxNameLen is the longest name of a file or directory on Linux file
+// systems (NAME_MAX): a memTree leaves a longer one to the disk, which
+// refuses it, as it refuses the layer when a container runs the image.
+const maxNameLen = 255
 
 // memNode is a directory or a regular file of a memTree.
 type memNode struct {
@@ -146,6 +152,9 @@ func (t *memTree) MkdirAll(name string, perm fs.FileMode) error {
 	for c := range strings.SplitSeq(name, "/") {
 		next, ok := n.children[c]
 		if !ok {
+			if len(c) > maxNameLen {
+				return errNeedsDisk
+			}
 			next = &memNode{mode: fs.ModeDir | perm&fs.ModePerm, children: map[string]*memNode{}}
 			n.children[c] = next
 		}
@@ -162,7 +171,7 @@ func (t *memTree) Mkdir(name string, perm fs.FileMode) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := p.children[base]; ok {
+	if _, ok := p.children[base]; ok || len(base) > maxNameLen {
 		return errNeedsDisk
 	}
 	p.children[base] = &memNode{mode: fs.ModeDir | perm&fs.ModePerm, children: map[string]*memNode{}}
@@ -212,7 +221,7 @@ func (t *memTree) writeFile(name string, r io.Reader, n int64, ls *layerStore) (
 	if err != nil {
 		return 0, err
 	}
-	if _, ok := p.children[base]; ok {
+	if _, ok := p.children[base]; ok || len(base) > maxNameLen {
 		return 0, errNeedsDisk
 	}
 	node := &memNode{mode: 0o600, size: n}
