@@ -287,4 +287,19 @@ func TestRenderImageSkipsIgnoredFiles(t *testing.T) {
 	if want := []string{"a/catalog.json", "sub/catalog.yaml"}; !slices.Equal(parsed, want) {
 		t.Errorf("parsed during the extraction: %q, want only the catalog files %q", parsed, want)
 	}
+
+	// A file skipped that a later layer's .indexignore lets in is parsed
+	// by the walk.
+	final := t.TempDir()
+	writeFiles(t, final, map[string]string{".indexignore": "# none\n", "a/catalog.json": files["a/catalog.json"], "x.json": zzNew})
+	ref = host + "/catalog/unignored:v1"
+	imagetest.Push(t, ref, imagetest.Image(t, map[string]string{image.ConfigsLabel: "/configs"},
+		imagetest.LayerFromFiles(t, map[string]string{"configs/.indexignore": "x.json\n", "configs/a/catalog.json": files["a/catalog.json"], "configs/x.json": zzNew}),
+		imagetest.LayerFromFiles(t, map[string]string{"configs/.indexignore": "# none\n"})))
+	if want, err = render(t, &Resolver{}, final); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := render(t, &Resolver{ImageOptions: anonymous, TempDir: t.TempDir()}, ref); err != nil || got != want {
+		t.Errorf("the image renders differently from its directory: %v\n got: %.300s\nwant: %.300s", err, got, want)
+	}
 }
