@@ -303,3 +303,70 @@ func TestExtractFSStreamDistinctIDs(t *testing.T) {
 		}
 	}
 }
+
+// ExtractFS keeps the storage of a layer's files only while the catalog
+// holds one of them: a catalog that a later layer replaces whole (an
+// image built on an older catalog image, its /configs removed and copied
+// again) does not keep the old catalog's bytes, which are in memory when
+// no temporary file can be created. Not parallel: it counts the process's
+// open temporary files.
+func TestExtractFSDropsReplacedLayers(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	reg := newRegistry(t, nil)
+	old := strings.Repeat("o", 1<<20)
+	ref := reg.push(t, "catalog:replaced", imageOf(t, map[string]string{ConfigsLabel: "/configs"},
+		layerOf(t, file("configs/a/catalog.json", old), file("configs/b/catalog.json", old)),
+		layerOf(t, file(".wh.configs", "")),
+		layerOf(t, file("configs/.wh..wh..opq", ""), file("configs/c/catalog.json", "c")),
+		layerOf(t, file("configs/d.json", "d1"), file("configs/d.json", "d2")),
+	))
+	var (
+		mu       sync.Mutex
+		streamed []string
+	)
+	x, err := ExtractFS(context.Background(), ref, t.TempDir(), WithFileStream(func(f StreamedFile) {
+		mu.Lock()
+		streamed = append(streamed, f.Path)
+		mu.Unlock()
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if got, want := fsContents(t, x.FS), []string{"c/", "c/catalog.json=c", "d.json=d2"}; !equalStrings(got, want) {
+		t.Fatalf("tree %q, want %q", got, want)
+	}
+	if len(streamed) != 5 {
+		t.Errorf("streamed %q, want the 5 files of the layers", streamed)
+	}
+	// The storage of the last two layers, which hold c/catalog.json and
+	// d.json; the first layer's is released.
+	if open := openFilesIn(t, tmp); open != 2 {
+		t.Errorf("%d temporary files open in %s, want 2 (the storage of the layers whose files the catalog holds)", open, tmp)
+	}
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if open := openFilesIn(t, tmp); open != 0 {
+		t.Errorf("%d temporary files open in %s after Close", open, tmp)
+	}
+}
+
+// openFilesIn counts the process's open files that are (or were, before
+// they were unlinked) in dir.
+func openFilesIn(t *testing.T, dir string) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("cannot list open files: %v", err)
+	}
+	n := 0
+	for _, e := range ents {
+		target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name()))
+		if err == nil && strings.HasPrefix(target, dir+string(filepath.Separator)) {
+			n++
+		}
+	}
+	return n
+}

@@ -17,7 +17,8 @@ import (
 // A catalog image's catalog is a directory of directories and regular
 // files. ExtractFS keeps it in memory rather than on disk: a memTree holds
 // the unpacked tree (its files' content in the layers' scratch storage,
-// unlinked temporary files), and memFS reads it. Writing a catalog of a
+// unlinked temporary files, each closed once the tree holds none of its
+// layer's files), and memFS reads it. Writing a catalog of a
 // few hundred files to disk and removing it afterwards costs more time
 // than reading it (each file's inode is created, then evicted, on the
 // critical path); a tree in memory costs neither.
@@ -59,11 +60,18 @@ type memTree struct {
 	prefix string
 
 	mu     sync.Mutex
-	stores map[*scratch.File]bool // the scratch storage files' content lives in
+	stores map[*scratch.File]*storeUse // the scratch storage files' content lives in
+}
+
+// storeUse is how a layer's scratch storage is used: it is closed once its
+// layer is done and the tree holds none of its files.
+type storeUse struct {
+	files int  // the tree's files whose content it holds
+	done  bool // its layer is applied
 }
 
 func newMemTree() *memTree {
-	return &memTree{root: memNode{mode: fs.ModeDir | 0o755, children: map[string]*memNode{}}, stores: map[*scratch.File]bool{}}
+	return &memTree{root: memNode{mode: fs.ModeDir | 0o755, children: map[string]*memNode{}}, stores: map[*scratch.File]*storeUse{}}
 }
 
 // close releases the storage of the files' content.
@@ -76,17 +84,51 @@ func (t *memTree) close() {
 	t.stores = nil
 }
 
+// keep counts a file of the tree whose content is in f.
 func (t *memTree) keep(f *scratch.File) {
 	t.mu.Lock()
-	t.stores[f] = true
-	t.mu.Unlock()
+	defer t.mu.Unlock()
+	u := t.stores[f]
+	if u == nil {
+		u = &storeUse{}
+		t.stores[f] = u
+	}
+	u.files++
+}
+
+// drop uncounts the files of the sub-tree n, removed from the tree, and
+// closes the storage of a layer done that the tree no longer uses: a
+// catalog that a later layer replaces does not keep the old one's bytes.
+// A reader of StreamedFile.Content from there gets an error.
+func (t *memTree) drop(n *memNode) {
+	if n.isDir() {
+		for _, c := range n.children {
+			t.drop(c)
+		}
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if u := t.stores[n.f]; u != nil {
+		if u.files--; u.files == 0 && u.done {
+			n.f.Close()
+			delete(t.stores, n.f)
+		}
+	}
 }
 
 func (t *memTree) release(ls *layerStore) {
 	t.mu.Lock()
-	kept := t.stores[ls.f]
+	u := t.stores[ls.f]
+	if u != nil {
+		u.done = true
+		if u.files == 0 {
+			delete(t.stores, ls.f)
+			u = nil
+		}
+	}
 	t.mu.Unlock()
-	if !kept {
+	if u == nil {
 		ls.close()
 	}
 }
@@ -206,7 +248,10 @@ func (t *memTree) RemoveAll(name string) error {
 	if err != nil {
 		return err
 	}
-	delete(p.children, base)
+	if n := p.children[base]; n != nil {
+		delete(p.children, base)
+		t.drop(n)
+	}
 	return nil
 }
 
