@@ -303,3 +303,58 @@ func TestRenderImageSkipsIgnoredFiles(t *testing.T) {
 		t.Errorf("the image renders differently from its directory: %v\n got: %.300s\nwant: %.300s", err, got, want)
 	}
 }
+
+// A catalog image extracted to disk after all (its catalog holds links)
+// keeps nothing of what was parsed while it was tried in memory: the walk
+// of the directory cannot use it.
+func TestRenderImageOnDiskKeepsNoEarlyParse(t *testing.T) {
+	t.Parallel()
+	host := imagetest.Registry(t)
+	var tb bytes.Buffer
+	tw := tar.NewWriter(&tb)
+	for _, h := range []*tar.Header{
+		{Name: "configs/a/catalog.json", Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(zzNew))},
+		{Name: "configs/b.json", Typeflag: tar.TypeSymlink, Linkname: "a/catalog.json"},
+	} {
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		if h.Typeflag == tar.TypeReg {
+			if _, err := tw.Write([]byte(zzNew)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ref := host + "/catalog/linked:v1"
+	imagetest.Push(t, ref, imagetest.Image(t, map[string]string{image.ConfigsLabel: "/configs"}, imagetest.LayerFromTar(t, tb.Bytes())))
+	tmp := t.TempDir()
+	res := &Resolver{ImageOptions: anonymous, TempDir: tmp, preparse: &preparseConfig{format: declcfg.FormatJSON}}
+	src, err := res.Resolve(context.Background(), ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src.pre != nil {
+		t.Errorf("the source keeps what was parsed during the extraction in memory (%d files, and their encoding in scratch storage), which the walk of its directory cannot use", len(src.pre.files))
+	}
+	if err := src.Close(); err != nil {
+		t.Fatal(err)
+	}
+	assertEmptyDir(t, tmp)
+
+	// And it renders as the directory of its files.
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"a/catalog.json": zzNew})
+	if err := os.Symlink("a/catalog.json", filepath.Join(dir, "b.json")); err != nil {
+		t.Fatal(err)
+	}
+	want, err := render(t, &Resolver{}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := render(t, &Resolver{ImageOptions: anonymous, TempDir: tmp}, ref); err != nil || got != want {
+		t.Errorf("the image renders differently from its directory: %v\n got: %.300s\nwant: %.300s", err, got, want)
+	}
+}
