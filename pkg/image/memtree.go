@@ -18,17 +18,16 @@ import (
 // files. ExtractFS keeps it in memory rather than on disk: a memTree holds
 // the unpacked tree (its files' content in the layers' scratch storage,
 // unlinked temporary files, each closed once the tree holds none of its
-// layer's files), and memFS reads it. Writing a catalog of a
-// few hundred files to disk and removing it afterwards costs more time
-// than reading it (each file's inode is created, then evicted, on the
-// critical path); a tree in memory costs neither.
+// layer's files), and memFS reads it. Writing a catalog of a few hundred
+// files to disk and removing it afterwards costs more time than reading it
+// (each file's inode is created, then evicted, on the critical path); a
+// tree in memory costs neither.
 //
 // memTree supports what catalogs hold and no more: anything else a layer
 // does to the extracted sub-tree (a symbolic or hard link, a path through
 // something that is not a directory, a name longer than a file system
-// allows) fails with errNeedsDisk, and the
-// extraction is done again on disk, where the unpacker handles, judges
-// and reports everything.
+// allows) fails with errNeedsDisk, and the extraction is done again on
+// disk, where the unpacker handles, judges and reports everything.
 
 // errNeedsDisk stops an unpack into a memTree that met something only a
 // directory on disk handles.
