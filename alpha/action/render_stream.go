@@ -2,11 +2,13 @@ package action
 
 import (
 	"io/fs"
+	"path"
 	"runtime"
 	"sync"
 
 	"github.com/fastopm/fastopm/alpha/declcfg"
 	"github.com/fastopm/fastopm/pkg/image"
+	"github.com/fastopm/fastopm/pkg/indexignore"
 	"github.com/fastopm/fastopm/pkg/scratch"
 )
 
@@ -23,6 +25,12 @@ import (
 // the early result when that result was parsed from the file's current
 // content (same path, same image.ContentID), and the walk parses the
 // others itself. The output is what the walk alone gives.
+//
+// Files the .indexignore files streamed so far exclude are not parsed
+// (nor the .indexignore files): the walk never reads them, and they may be
+// large and no catalog at all. That too is a guess (an .indexignore may
+// come after the files it excludes, or be replaced), safe either way: a
+// file skipped that counts is parsed by the walk.
 
 // preparseConfig is what a preparse needs of the render.
 type preparseConfig struct {
@@ -46,7 +54,15 @@ type preparse struct {
 	busy  sync.WaitGroup // files queued or being parsed
 	mu    sync.Mutex
 	files map[preKey]*preFile
+
+	ignoreMu sync.Mutex
+	ignores  map[string][]byte    // the directory and content of each .indexignore streamed, the last one of a directory
+	matcher  *indexignore.Matcher // ignores' patterns; nil when one changed
 }
+
+// maxIgnoreSize is the largest .indexignore whose patterns a preparse
+// follows.
+const maxIgnoreSize = 1 << 20
 
 type preKey struct {
 	path string
@@ -72,6 +88,7 @@ func newPreparse(c preparseConfig) *preparse {
 		maxSize: maxSize,
 		pool:    c.pool,
 		files:   map[preKey]*preFile{},
+		ignores: map[string][]byte{},
 	}
 	if p.pool == nil {
 		p.pool, p.ownPool = newParsePool(), true
@@ -84,8 +101,41 @@ func (p *preparse) add(f image.StreamedFile) {
 	if p.maxSize >= 0 && f.Size > p.maxSize {
 		return // the walk reports it
 	}
+	if p.ignored(f) {
+		return
+	}
 	p.busy.Add(1)
 	p.pool.add(parseJob{p, f})
+}
+
+// ignored reports whether f is an .indexignore, whose patterns it records,
+// or a file the .indexignore files streamed so far exclude.
+func (p *preparse) ignored(f image.StreamedFile) bool {
+	p.ignoreMu.Lock()
+	defer p.ignoreMu.Unlock()
+	if dir, base := path.Split(f.Path); base == indexignore.FileName {
+		dir = path.Clean(dir)
+		p.matcher = nil
+		if f.Size <= maxIgnoreSize {
+			content := make([]byte, f.Size)
+			if _, err := f.Content.ReadAt(content, 0); err == nil || f.Size == 0 {
+				p.ignores[dir] = content
+				return true
+			}
+		}
+		delete(p.ignores, dir) // unknown: nothing skipped for it
+		return true
+	}
+	if len(p.ignores) == 0 {
+		return false
+	}
+	if p.matcher == nil {
+		p.matcher = &indexignore.Matcher{}
+		for dir, content := range p.ignores {
+			_ = p.matcher.Add(dir, content) // a bad one: the walk reports it
+		}
+	}
+	return p.matcher.Match(f.Path)
 }
 
 // parse parses f; buf and out are the worker's buffers.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -38,6 +39,29 @@ const (
 	yamlPkg = "schema: olm.package\nname: yy\n---\nschema: olm.channel\npackage: yy\nname: stable\nentries:\n  - name: yy.v1\n"
 )
 
+const eeNew = `{"schema":"olm.package","name":"ee"}`
+
+// tarOf is an uncompressed tar stream of regular files, given as path and
+// content pairs, in that order (a path may come twice).
+func tarOf(t *testing.T, pathContent ...string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	for i := 0; i+1 < len(pathContent); i += 2 {
+		content := pathContent[i+1]
+		if err := tw.WriteHeader(&tar.Header{Name: pathContent[i], Mode: 0o644, Size: int64(len(content)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(content)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
 // A catalog image renders as the directory its layers compose, byte for
 // byte, although its files are parsed while it is extracted: files a later
 // layer replaces, removes or has ignored are parsed again or dropped.
@@ -55,6 +79,7 @@ func TestRenderImageParsedWhileExtracted(t *testing.T) {
 		"notes.md":          "not a catalog",
 		".indexignore":      "notes.md\nREADME.md\n",
 		"spaced/index.json": "  {\"schema\": \"olm.package\",   \"name\": \"spaced\"}  \n",
+		"ee/catalog.json":   eeNew,
 	})
 	for _, tc := range []struct {
 		name   string
@@ -72,6 +97,9 @@ func TestRenderImageParsedWhileExtracted(t *testing.T) {
 				"configs/zz/catalog.json": zzNew, "configs/.wh.gone": "", "configs/.indexignore": "notes.md\nREADME.md\n",
 				"tmp/cache/x": strings.Repeat("y", 1<<20),
 			}),
+			// A file written empty, then again: both contents start at
+			// the same place in the layer's storage.
+			imagetest.LayerFromTar(t, tarOf(t, "configs/ee/catalog.json", "", "configs/ee/catalog.json", eeNew)),
 		}},
 		{"one catalog layer", []v1.Layer{
 			imagetest.LayerFromFiles(t, map[string]string{"bin/opm": strings.Repeat("x", 1<<20)}),
@@ -110,7 +138,7 @@ func TestRenderImageParsedWhileExtracted(t *testing.T) {
 			}
 			src.pre.src.fsys = src.FS
 			files, errs := declcfg.ListFiles(src.FS)
-			if len(errs) > 0 || len(files.Catalog) != 6 {
+			if len(errs) > 0 || len(files.Catalog) != 7 {
 				t.Fatalf("ListFiles: %v, %v", files.Catalog, errs)
 			}
 			for _, f := range files.Catalog {
@@ -207,4 +235,126 @@ func TestRenderImagesParsedTogether(t *testing.T) {
 		t.Errorf("render of a broken layer wrote %d bytes", out.Len())
 	}
 	assertEmptyDir(t, tmp)
+}
+
+// Files an .indexignore excludes are not parsed while the image is
+// extracted, when the .indexignore came first (as it does in a layer
+// built from a directory): directory render never reads them, and an
+// excluded file may be large and no catalog at all (reading and parsing a
+// 200 MB one took 6 s and 1.6 GB). Nor are the .indexignore files
+// themselves, which the walk never asks for.
+func TestRenderImageSkipsIgnoredFiles(t *testing.T) {
+	t.Parallel()
+	host := imagetest.Registry(t)
+	junk := strings.Repeat("not a catalog ", 1<<16)
+	files := map[string]string{
+		".indexignore":     "*.md\nbig/\n",
+		"README.md":        "# a catalog",
+		"a/catalog.json":   `{"schema":"olm.package","name":"a"}`,
+		"big/data.txt":     junk,
+		"sub/.indexignore": "x.txt\n",
+		"sub/x.txt":        junk,
+		"sub/catalog.yaml": "schema: olm.package\nname: sub\n",
+	}
+	dir := t.TempDir()
+	writeFiles(t, dir, files)
+	ref := host + "/catalog/ignored:v1"
+	imagetest.Push(t, ref, imagetest.Image(t, map[string]string{image.ConfigsLabel: "/configs"},
+		imagetest.LayerFromFiles(t, map[string]string{"bin/opm": strings.Repeat("x", 1<<20)}),
+		imagetest.LayerFromDir(t, dir, "configs")))
+	want, err := render(t, &Resolver{}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := render(t, &Resolver{ImageOptions: anonymous, TempDir: t.TempDir()}, ref); err != nil || got != want {
+		t.Fatalf("the image renders differently from its directory: %v\n got: %.300s\nwant: %.300s", err, got, want)
+	}
+
+	res := &Resolver{ImageOptions: anonymous, TempDir: t.TempDir(), preparse: &preparseConfig{format: declcfg.FormatJSON}}
+	src, err := res.Resolve(context.Background(), ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	if src.pre == nil {
+		t.Fatal("no files parsed during the extraction")
+	}
+	var parsed []string
+	for k := range src.pre.files {
+		parsed = append(parsed, k.path)
+	}
+	slices.Sort(parsed)
+	if want := []string{"a/catalog.json", "sub/catalog.yaml"}; !slices.Equal(parsed, want) {
+		t.Errorf("parsed during the extraction: %q, want only the catalog files %q", parsed, want)
+	}
+
+	// A file skipped that a later layer's .indexignore lets in is parsed
+	// by the walk.
+	final := t.TempDir()
+	writeFiles(t, final, map[string]string{".indexignore": "# none\n", "a/catalog.json": files["a/catalog.json"], "x.json": zzNew})
+	ref = host + "/catalog/unignored:v1"
+	imagetest.Push(t, ref, imagetest.Image(t, map[string]string{image.ConfigsLabel: "/configs"},
+		imagetest.LayerFromFiles(t, map[string]string{"configs/.indexignore": "x.json\n", "configs/a/catalog.json": files["a/catalog.json"], "configs/x.json": zzNew}),
+		imagetest.LayerFromFiles(t, map[string]string{"configs/.indexignore": "# none\n"})))
+	if want, err = render(t, &Resolver{}, final); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := render(t, &Resolver{ImageOptions: anonymous, TempDir: t.TempDir()}, ref); err != nil || got != want {
+		t.Errorf("the image renders differently from its directory: %v\n got: %.300s\nwant: %.300s", err, got, want)
+	}
+}
+
+// A catalog image extracted to disk after all (its catalog holds links)
+// keeps nothing of what was parsed while it was tried in memory: the walk
+// of the directory cannot use it.
+func TestRenderImageOnDiskKeepsNoEarlyParse(t *testing.T) {
+	t.Parallel()
+	host := imagetest.Registry(t)
+	var tb bytes.Buffer
+	tw := tar.NewWriter(&tb)
+	for _, h := range []*tar.Header{
+		{Name: "configs/a/catalog.json", Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(zzNew))},
+		{Name: "configs/b.json", Typeflag: tar.TypeSymlink, Linkname: "a/catalog.json"},
+	} {
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		if h.Typeflag == tar.TypeReg {
+			if _, err := tw.Write([]byte(zzNew)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ref := host + "/catalog/linked:v1"
+	imagetest.Push(t, ref, imagetest.Image(t, map[string]string{image.ConfigsLabel: "/configs"}, imagetest.LayerFromTar(t, tb.Bytes())))
+	tmp := t.TempDir()
+	res := &Resolver{ImageOptions: anonymous, TempDir: tmp, preparse: &preparseConfig{format: declcfg.FormatJSON}}
+	src, err := res.Resolve(context.Background(), ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src.pre != nil {
+		t.Errorf("the source keeps what was parsed during the extraction in memory (%d files, and their encoding in scratch storage), which the walk of its directory cannot use", len(src.pre.files))
+	}
+	if err := src.Close(); err != nil {
+		t.Fatal(err)
+	}
+	assertEmptyDir(t, tmp)
+
+	// And it renders as the directory of its files.
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"a/catalog.json": zzNew})
+	if err := os.Symlink("a/catalog.json", filepath.Join(dir, "b.json")); err != nil {
+		t.Fatal(err)
+	}
+	want, err := render(t, &Resolver{}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := render(t, &Resolver{ImageOptions: anonymous, TempDir: tmp}, ref); err != nil || got != want {
+		t.Errorf("the image renders differently from its directory: %v\n got: %.300s\nwant: %.300s", err, got, want)
+	}
 }

@@ -153,7 +153,9 @@ func (r *Resolver) resolveImage(ctx context.Context, ref string) (src *Source, e
 	r.Progress.end(err)
 	if pre != nil {
 		pre.wait()
-		if err != nil || x.Kind != image.KindCatalog {
+		if err != nil || x.Kind != image.KindCatalog || x.Dir != "" {
+			// Failed, not a catalog, or a catalog unpacked to disk after
+			// all (its files are not those parsed).
 			pre.close()
 			pre = nil
 		}

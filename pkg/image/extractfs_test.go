@@ -124,6 +124,15 @@ func TestExtractFSMatchesExtract(t *testing.T) {
 		{name: "a file over the limit", labels: catalog, opts: []Option{WithLimits(Limits{MaxFileSize: 100})}, layers: []v1.Layer{
 			layerOf(t, file("other/big", big)), layerOf(t, file("configs/big", big)),
 		}},
+		{name: "a name too long for a file system", labels: catalog, layers: []v1.Layer{
+			layerOf(t, file("configs/a.json", "a"), file("configs/"+strings.Repeat("n", 256)+".json", "n")),
+		}},
+		{name: "a directory name too long for a file system", labels: catalog, layers: []v1.Layer{
+			layerOf(t, file("configs/a.json", "a"), file("configs/"+strings.Repeat("n", 256)+"/b.json", "n")),
+		}},
+		{name: "long names a file system holds", labels: catalog, mem: true, layers: []v1.Layer{
+			layerOf(t, file("configs/"+strings.Repeat("n", 250)+".json", "n"), file("configs/"+strings.Repeat("d/", 1500)+"deep.json", "d")),
+		}},
 		{name: "a file through a file", labels: catalog, layers: []v1.Layer{
 			layerOf(t, file("configs/a", "a")), layerOf(t, file("configs/a/b", "b")),
 		}},
@@ -245,4 +254,119 @@ func TestExtractFSOnDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertEmpty(t, tmp)
+}
+
+// Two contents handed to WithFileStream never share a ContentID, even
+// when a file is written twice in a layer and the first content is empty
+// (it takes no room in the layer's storage, so the second one starts at
+// the same place): a caller that keys its results by path and ContentID
+// must not take the empty file's for the file's final content.
+func TestExtractFSStreamDistinctIDs(t *testing.T) {
+	t.Parallel()
+	reg := newRegistry(t, nil)
+	big := strings.Repeat("x", 1<<20)
+	ref := reg.push(t, "catalog:ids", imageOf(t, map[string]string{ConfigsLabel: "/configs"},
+		layerOf(t, file("bin/opm", big), file("configs/a.json", ""), file("configs/a.json", "a1")),
+		// Read before its turn (the first layer is long): kept in storage.
+		layerOf(t, file("configs/b.json", ""), file("configs/b.json", "b2"), file("configs/c.json", ""), file("configs/d.json", "d2")),
+	))
+	var (
+		mu  sync.Mutex
+		ids = map[ContentID][]string{}
+	)
+	x, err := ExtractFS(context.Background(), ref, t.TempDir(), WithFileStream(func(f StreamedFile) {
+		b, err := io.ReadAll(io.NewSectionReader(f.Content, 0, f.Size))
+		if err != nil {
+			t.Error(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		ids[f.ID] = append(ids[f.ID], f.Path+"="+string(b))
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	for id, contents := range ids {
+		if len(contents) > 1 {
+			t.Errorf("contents %q share the ContentID %v", contents, id)
+		}
+	}
+	for p, want := range map[string]string{"a.json": "a.json=a1", "b.json": "b.json=b2", "c.json": "c.json=", "d.json": "d.json=d2"} {
+		fi, err := fs.Stat(x.FS, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, _ := fi.Sys().(ContentID)
+		if got := ids[id]; len(got) != 1 || got[0] != want {
+			t.Errorf("%s: Sys() names %q, want only %q", p, got, want)
+		}
+	}
+}
+
+// ExtractFS keeps the storage of a layer's files only while the catalog
+// holds one of them: a catalog that a later layer replaces whole (an
+// image built on an older catalog image, its /configs removed and copied
+// again) does not keep the old catalog's bytes, which are in memory when
+// no temporary file can be created. Not parallel: it counts the process's
+// open temporary files.
+func TestExtractFSDropsReplacedLayers(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	reg := newRegistry(t, nil)
+	old := strings.Repeat("o", 1<<20)
+	ref := reg.push(t, "catalog:replaced", imageOf(t, map[string]string{ConfigsLabel: "/configs"},
+		layerOf(t, file("configs/a/catalog.json", old), file("configs/b/catalog.json", old)),
+		layerOf(t, file(".wh.configs", "")),
+		layerOf(t, file("configs/.wh..wh..opq", ""), file("configs/c/catalog.json", "c")),
+		layerOf(t, file("configs/d.json", "d1"), file("configs/d.json", "d2")),
+	))
+	var (
+		mu       sync.Mutex
+		streamed []string
+	)
+	x, err := ExtractFS(context.Background(), ref, t.TempDir(), WithFileStream(func(f StreamedFile) {
+		mu.Lock()
+		streamed = append(streamed, f.Path)
+		mu.Unlock()
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if got, want := fsContents(t, x.FS), []string{"c/", "c/catalog.json=c", "d.json=d2"}; !equalStrings(got, want) {
+		t.Fatalf("tree %q, want %q", got, want)
+	}
+	if len(streamed) != 5 {
+		t.Errorf("streamed %q, want the 5 files of the layers", streamed)
+	}
+	// The storage of the last two layers, which hold c/catalog.json and
+	// d.json; the first layer's is released.
+	if open := openFilesIn(t, tmp); open != 2 {
+		t.Errorf("%d temporary files open in %s, want 2 (the storage of the layers whose files the catalog holds)", open, tmp)
+	}
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if open := openFilesIn(t, tmp); open != 0 {
+		t.Errorf("%d temporary files open in %s after Close", open, tmp)
+	}
+}
+
+// openFilesIn counts the process's open files that are (or were, before
+// they were unlinked) in dir.
+func openFilesIn(t *testing.T, dir string) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("cannot list open files: %v", err)
+	}
+	n := 0
+	for _, e := range ents {
+		target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name()))
+		if err == nil && strings.HasPrefix(target, dir+string(filepath.Separator)) {
+			n++
+		}
+	}
+	return n
 }

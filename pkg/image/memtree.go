@@ -17,20 +17,26 @@ import (
 // A catalog image's catalog is a directory of directories and regular
 // files. ExtractFS keeps it in memory rather than on disk: a memTree holds
 // the unpacked tree (its files' content in the layers' scratch storage,
-// unlinked temporary files), and memFS reads it. Writing a catalog of a
-// few hundred files to disk and removing it afterwards costs more time
-// than reading it (each file's inode is created, then evicted, on the
-// critical path); a tree in memory costs neither.
+// unlinked temporary files, each closed once the tree holds none of its
+// layer's files), and memFS reads it. Writing a catalog of a few hundred
+// files to disk and removing it afterwards costs more time than reading it
+// (each file's inode is created, then evicted, on the critical path); a
+// tree in memory costs neither.
 //
 // memTree supports what catalogs hold and no more: anything else a layer
 // does to the extracted sub-tree (a symbolic or hard link, a path through
-// something that is not a directory) fails with errNeedsDisk, and the
-// extraction is done again on disk, where the unpacker handles, judges
-// and reports everything.
+// something that is not a directory, a name longer than a file system
+// allows) fails with errNeedsDisk, and the extraction is done again on
+// disk, where the unpacker handles, judges and reports everything.
 
 // errNeedsDisk stops an unpack into a memTree that met something only a
 // directory on disk handles.
 var errNeedsDisk = errors.New("the image needs unpacking to disk")
+
+// maxNameLen is the longest name of a file or directory on Linux file
+// systems (NAME_MAX): a memTree leaves a longer one to the disk, which
+// refuses it, as it refuses the layer when a container runs the image.
+const maxNameLen = 255
 
 // memNode is a directory or a regular file of a memTree.
 type memNode struct {
@@ -53,11 +59,18 @@ type memTree struct {
 	prefix string
 
 	mu     sync.Mutex
-	stores map[*scratch.File]bool // the scratch storage files' content lives in
+	stores map[*scratch.File]*storeUse // the scratch storage files' content lives in
+}
+
+// storeUse is how a layer's scratch storage is used: it is closed once its
+// layer is done and the tree holds none of its files.
+type storeUse struct {
+	files int  // the tree's files whose content it holds
+	done  bool // its layer is applied
 }
 
 func newMemTree() *memTree {
-	return &memTree{root: memNode{mode: fs.ModeDir | 0o755, children: map[string]*memNode{}}, stores: map[*scratch.File]bool{}}
+	return &memTree{root: memNode{mode: fs.ModeDir | 0o755, children: map[string]*memNode{}}, stores: map[*scratch.File]*storeUse{}}
 }
 
 // close releases the storage of the files' content.
@@ -70,17 +83,51 @@ func (t *memTree) close() {
 	t.stores = nil
 }
 
+// keep counts a file of the tree whose content is in f.
 func (t *memTree) keep(f *scratch.File) {
 	t.mu.Lock()
-	t.stores[f] = true
-	t.mu.Unlock()
+	defer t.mu.Unlock()
+	u := t.stores[f]
+	if u == nil {
+		u = &storeUse{}
+		t.stores[f] = u
+	}
+	u.files++
+}
+
+// drop uncounts the files of the sub-tree n, removed from the tree, and
+// closes the storage of a layer done that the tree no longer uses: a
+// catalog that a later layer replaces does not keep the old one's bytes.
+// A reader of StreamedFile.Content from there gets an error.
+func (t *memTree) drop(n *memNode) {
+	if n.isDir() {
+		for _, c := range n.children {
+			t.drop(c)
+		}
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if u := t.stores[n.f]; u != nil {
+		if u.files--; u.files == 0 && u.done {
+			n.f.Close()
+			delete(t.stores, n.f)
+		}
+	}
 }
 
 func (t *memTree) release(ls *layerStore) {
 	t.mu.Lock()
-	kept := t.stores[ls.f]
+	u := t.stores[ls.f]
+	if u != nil {
+		u.done = true
+		if u.files == 0 {
+			delete(t.stores, ls.f)
+			u = nil
+		}
+	}
 	t.mu.Unlock()
-	if !kept {
+	if u == nil {
 		ls.close()
 	}
 }
@@ -96,7 +143,7 @@ func (t *memTree) stored(name string, f *scratch.File, off, n int64) {
 			return
 		}
 	}
-	t.stream(StreamedFile{Path: rel, Size: n, Content: io.NewSectionReader(f, off, n), ID: ContentID{f: f, off: off}})
+	t.stream(StreamedFile{Path: rel, Size: n, Content: io.NewSectionReader(f, off, n), ID: ContentID{f: f, off: off, n: n}})
 }
 
 func pathErr(op, name string, err error) error {
@@ -146,6 +193,9 @@ func (t *memTree) MkdirAll(name string, perm fs.FileMode) error {
 	for c := range strings.SplitSeq(name, "/") {
 		next, ok := n.children[c]
 		if !ok {
+			if len(c) > maxNameLen {
+				return errNeedsDisk
+			}
 			next = &memNode{mode: fs.ModeDir | perm&fs.ModePerm, children: map[string]*memNode{}}
 			n.children[c] = next
 		}
@@ -162,7 +212,7 @@ func (t *memTree) Mkdir(name string, perm fs.FileMode) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := p.children[base]; ok {
+	if _, ok := p.children[base]; ok || len(base) > maxNameLen {
 		return errNeedsDisk
 	}
 	p.children[base] = &memNode{mode: fs.ModeDir | perm&fs.ModePerm, children: map[string]*memNode{}}
@@ -197,7 +247,10 @@ func (t *memTree) RemoveAll(name string) error {
 	if err != nil {
 		return err
 	}
-	delete(p.children, base)
+	if n := p.children[base]; n != nil {
+		delete(p.children, base)
+		t.drop(n)
+	}
 	return nil
 }
 
@@ -212,7 +265,7 @@ func (t *memTree) writeFile(name string, r io.Reader, n int64, ls *layerStore) (
 	if err != nil {
 		return 0, err
 	}
-	if _, ok := p.children[base]; ok {
+	if _, ok := p.children[base]; ok || len(base) > maxNameLen {
 		return 0, errNeedsDisk
 	}
 	node := &memNode{mode: 0o600, size: n}
@@ -270,7 +323,7 @@ func (i memInfo) Sys() any {
 	if i.n.isDir() {
 		return nil
 	}
-	return ContentID{f: i.n.f, off: i.n.off}
+	return ContentID{f: i.n.f, off: i.n.off, n: i.n.size}
 }
 func (i memInfo) Type() fs.FileMode          { return i.n.mode.Type() }
 func (i memInfo) Info() (fs.FileInfo, error) { return i, nil }

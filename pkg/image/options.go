@@ -167,17 +167,22 @@ func WithFileStream(fn func(StreamedFile)) Option {
 
 // StreamedFile is a catalog file as WithFileStream hands it.
 type StreamedFile struct {
-	Path    string      // slash-separated, relative to the catalog root
-	Size    int64       // bytes
-	Content io.ReaderAt // its Size bytes, readable until x.Close
-	ID      ContentID   // which content this is
+	Path string // slash-separated, relative to the catalog root
+	Size int64  // bytes
+	// Content holds its Size bytes until x.Close, unless the extraction
+	// drops them sooner (a read then fails): once the tree holds neither
+	// the file nor any other file whose content its layer stored.
+	Content io.ReaderAt
+	ID      ContentID // which content this is
 }
 
 // ContentID identifies the content of a file of ExtractFS's catalog in
-// memory: the Sys() of its FileInfo.
+// memory: the Sys() of its FileInfo. It is where the bytes are kept and how
+// many there are: an empty file takes no room, so the content written
+// after it in the same storage starts at the same place.
 type ContentID struct {
-	f   *scratch.File
-	off int64
+	f      *scratch.File
+	off, n int64
 }
 
 // WithPaths makes Unpack extract only the given sub-trees of the image
