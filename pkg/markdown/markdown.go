@@ -24,6 +24,7 @@ package markdown
 import (
 	"errors"
 	"net/url"
+	"runtime"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -114,9 +115,24 @@ func Cut(src string) (string, bool) {
 	return src[:cut], true
 }
 
+// slots bounds the texts rendered at once to the processors Go runs on:
+// a text of MaxSize can hold tens of MB while it renders (47 MB for the
+// worst measured), and a server asked for many at once would hold them
+// all.
+var slots = make(chan struct{}, max(runtime.GOMAXPROCS(0), 1))
+
 // Render returns the HTML of the Markdown text src (its part Cut keeps),
-// sanitized. An empty text gives an empty string.
-func Render(src string) string { return render(src, bounds) }
+// sanitized. An empty text gives an empty string. At most GOMAXPROCS texts
+// are rendered at once; a call waits for its turn (each takes well under a
+// second).
+func Render(src string) string {
+	if src == "" {
+		return ""
+	}
+	slots <- struct{}{}
+	defer func() { <-slots }()
+	return render(src, bounds)
+}
 
 func render(src string, lim limits) string {
 	src, _ = Cut(src)
@@ -233,20 +249,25 @@ func unwrap(n ast.Node) {
 }
 
 // allowedURL says whether a link's destination, as goldmark writes it in
-// the page, is an absolute http or https URL with a host, or a mailto URL
-// with an address: not a script (javascript:, vbscript:, data:), nor a
-// path of the page that shows the text ("https:x" and "http:/x" are
-// relative to a page of the same scheme).
-func allowedURL(dest []byte) bool {
-	u, err := url.Parse(string(util.URLEscape(dest, true)))
+// the page (escaped), may be a link's target (LinkURL).
+func allowedURL(dest []byte) bool { return LinkURL(string(util.URLEscape(dest, true))) }
+
+// LinkURL says whether u may be the target of a link in a page, as the
+// links Render keeps: an absolute http or https URL with a host, or a
+// mailto URL with an address. Not a script (javascript:, vbscript:,
+// data:), nor a URL relative to the page that shows it ("https:x" and
+// "http:/x" are relative to a page of the same scheme), nor a string that
+// does not parse as a URL (spaces in the host, control characters).
+func LinkURL(u string) bool {
+	p, err := url.Parse(u)
 	if err != nil {
 		return false
 	}
-	switch strings.ToLower(u.Scheme) {
+	switch strings.ToLower(p.Scheme) {
 	case "http", "https":
-		return u.Host != "" && u.Opaque == ""
+		return p.Host != "" && p.Opaque == ""
 	case "mailto":
-		return u.Opaque != ""
+		return p.Opaque != ""
 	}
 	return false
 }

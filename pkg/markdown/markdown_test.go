@@ -324,3 +324,17 @@ func TestCut(t *testing.T) {
 		}
 	}
 }
+
+func TestLinkURL(t *testing.T) {
+	for u, want := range map[string]bool{
+		"https://example.com": true, "HTTP://EXAMPLE.COM/x?y#z": true, "mailto:a@example.com": true, "https://[::1]:8443/": true,
+		"": false, "javascript:alert(1)": false, "JavaScript:alert(1)": false, " javascript:alert(1)": false, "java\tscript:alert(1)": false,
+		"vbscript:x": false, "data:text/html,x": false, "file:///etc/passwd": false, "ftp://example.com": false,
+		"//example.com": false, "https:example.com": false, "http:/example.com": false, "https://": false, "mailto:": false,
+		"/api/v1/all": false, "#pkg=x": false, "example.com": false, "https://exa mple.com": false, "https://example.com\x00": false, "https://example.com/\n": false,
+	} {
+		if got := LinkURL(u); got != want {
+			t.Errorf("LinkURL(%q) = %v, want %v", u, got, want)
+		}
+	}
+}
