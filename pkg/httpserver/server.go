@@ -19,6 +19,7 @@
 package httpserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -217,14 +218,20 @@ type apiError struct {
 	Error string `json:"error"`
 }
 
-// writeJSON writes v as the answer of a JSON route. A 200 answer has an
-// ETag, a hash of its bytes, and Cache-Control: no-cache: a browser
-// revalidates it, and a request whose If-None-Match names it gets a 304
-// without the body.
+// writeJSON writes v as the answer of a JSON route, without escaping <, >
+// and & (as the CLI's -o json and catalogd write JSON; a description's
+// HTML grows by a third). A 200 answer has an ETag, a hash of its bytes,
+// and Cache-Control: no-cache: a browser revalidates it, and a request
+// whose If-None-Match names it gets a 304 without the body.
 func writeJSON(w http.ResponseWriter, r *http.Request, code int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		code, b = http.StatusInternalServerError, []byte(`{"error":"cannot encode the answer"}`)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	var b []byte
+	if err := enc.Encode(v); err != nil {
+		code, b = http.StatusInternalServerError, []byte(`{"error":"cannot encode the answer"}`+"\n")
+	} else {
+		b = buf.Bytes()
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
@@ -241,7 +248,7 @@ func writeJSON(w http.ResponseWriter, r *http.Request, code int, v any) {
 	}
 	w.WriteHeader(code)
 	if r.Method != http.MethodHead {
-		_, _ = w.Write(append(b, '\n'))
+		_, _ = w.Write(b)
 	}
 }
 
