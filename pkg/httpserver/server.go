@@ -240,7 +240,7 @@ func writeJSON(w http.ResponseWriter, r *http.Request, code int, v any) {
 		etag := bodyETag(b)
 		h.Set("ETag", etag)
 		h.Set("Cache-Control", "no-cache")
-		if etagMatch(r.Header.Get("If-None-Match"), etag) {
+		if etagMatch(r.Header.Values("If-None-Match"), etag) {
 			h.Del("Content-Type")
 			w.WriteHeader(http.StatusNotModified)
 			return
@@ -252,13 +252,33 @@ func writeJSON(w http.ResponseWriter, r *http.Request, code int, v any) {
 	}
 }
 
-// etagMatch says whether an If-None-Match header names etag (weakly, as
-// RFC 9110 compares for If-None-Match), or is "*".
-func etagMatch(header, etag string) bool {
-	for t := range strings.SplitSeq(header, ",") {
-		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
-		if t == "*" || t == etag {
-			return true
+// etagMatch says whether the If-None-Match header's lines name etag
+// (weakly, as RFC 9110 compares for If-None-Match: W/"x" names "x"), or
+// hold "*". The tags are read as RFC 9110 writes them (a tag is quoted and
+// may hold a comma); reading stops at one that is not, as net/http's
+// ServeContent does.
+func etagMatch(lines []string, etag string) bool {
+	for _, v := range lines {
+		for {
+			v = strings.TrimLeft(v, " \t,")
+			if v == "" {
+				break
+			}
+			if v[0] == '*' {
+				return true
+			}
+			v = strings.TrimPrefix(v, "W/")
+			if len(v) < 2 || v[0] != '"' {
+				break
+			}
+			end := strings.IndexByte(v[1:], '"') + 2
+			if end < 2 {
+				break
+			}
+			if v[:end] == etag {
+				return true
+			}
+			v = v[end:]
 		}
 	}
 	return false
