@@ -147,24 +147,14 @@ func (linkMeter) Parse(parent ast.Node, block text.Reader, pc parser.Context) as
 }
 
 // budgeted is one of goldmark's paragraph transformers, run only when the
-// budget has what cost says it may take.
+// budget has what cost says it may take of it for the paragraph's lines.
 type budgeted struct {
 	parser.ParagraphTransformer
-	cost func(lines [][]byte, b *budget) bool
+	cost func(lines *text.Segments, source []byte, b *budget) bool
 }
 
 func (t budgeted) Transform(node *ast.Paragraph, reader text.Reader, pc parser.Context) {
-	segs := node.Lines()
-	if segs.Len() == 0 {
-		return
-	}
-	source := reader.Source()
-	lines := make([][]byte, segs.Len())
-	for i := range lines {
-		s := segs.At(i)
-		lines[i] = s.Value(source)
-	}
-	if t.cost(lines, budgetOf(pc)) {
+	if node.Lines().Len() > 0 && t.cost(node.Lines(), reader.Source(), budgetOf(pc)) {
 		t.ParagraphTransformer.Transform(node, reader, pc)
 	}
 }
@@ -172,22 +162,25 @@ func (t budgeted) Transform(node *ast.Paragraph, reader text.Reader, pc parser.C
 // referenceCost charges link reference definitions: goldmark reads the
 // paragraph's lines again for each one it finds, so a paragraph that
 // starts with "[" costs the square of its lines.
-func referenceCost(lines [][]byte, b *budget) bool {
-	if first := bytes.TrimLeft(lines[0], " \t"); len(first) == 0 || first[0] != '[' {
+func referenceCost(lines *text.Segments, source []byte, b *budget) bool {
+	first := lines.At(0)
+	if l := bytes.TrimLeft(first.Value(source), " \t"); len(l) == 0 || l[0] != '[' {
 		return true // no definition: nothing read but its first line
 	}
-	return b.spend(len(lines) * len(lines))
+	return b.spend(lines.Len() * lines.Len())
 }
 
 // tableCost charges a table its cells: the columns of its delimiter row
-// (its "|" and one) times its rows, however few cells each row has
-// (goldmark adds the missing ones).
-func tableCost(lines [][]byte, b *budget) bool {
-	for i := 1; i < len(lines); i++ {
-		if !delimiterRow(lines[i]) {
+// times its rows, however few cells each row has (goldmark adds the
+// missing ones).
+func tableCost(lines *text.Segments, source []byte, b *budget) bool {
+	for i := 1; i < lines.Len(); i++ {
+		seg := lines.At(i)
+		row := seg.Value(source)
+		if !delimiterRow(row) {
 			continue
 		}
-		cells := columns(lines[i]) * (len(lines) - i + 1)
+		cells := columns(row) * (lines.Len() - i + 1)
 		if cells > b.cells {
 			return false
 		}
