@@ -121,11 +121,14 @@ func (s *Server) packages(w http.ResponseWriter, r *http.Request) {
 
 // view is what the answers about one package need, decoded from its lines.
 type view struct {
-	name        string
-	model       model.Model
-	graph       *graph.Graph
-	description string
-	icon        *declcfg.Icon
+	name  string
+	model model.Model
+	graph *graph.Graph
+	// description is the olm.package blob's description (the part
+	// markdown.Cut keeps), descriptionHTML its rendering.
+	description, descriptionHTML string
+	descriptionTruncated         bool
+	icon                         *declcfg.Icon
 	// operator is what the head bundle of the default channel says of the
 	// operator (nil when it has no CSV metadata).
 	operator *operatorDetails
@@ -182,7 +185,8 @@ func (s *Server) decode(ctx context.Context, name string) (*view, error) {
 			if err != nil {
 				return nil, fmt.Errorf("package %q: %w", name, err)
 			}
-			v.description, v.icon = p.Description, p.Icon
+			v.icon = p.Icon
+			v.description, v.descriptionTruncated = markdown.Cut(p.Description)
 		}
 	}
 	m, _ := mb.Build() // the catalog was validated when it was loaded
@@ -195,6 +199,7 @@ func (s *Server) decode(ctx context.Context, name string) (*view, error) {
 		return nil, fmt.Errorf("package %q: %w", name, err)
 	}
 	v.graph = g
+	v.descriptionHTML = markdown.Render(v.description)
 	v.operator = s.headDetails(m[name])
 	return v, nil
 }
@@ -253,13 +258,17 @@ func (c *viewCache) get(name string, decode func() (*view, error)) (*view, error
 type packageAnswer struct {
 	Name           string `json:"name"`
 	DefaultChannel string `json:"defaultChannel"`
-	Description    string `json:"description,omitempty"`
-	// DescriptionHTML is Description (Markdown) rendered, sanitized.
-	DescriptionHTML string          `json:"descriptionHTML,omitempty"`
-	Icon            bool            `json:"icon"`
-	Deprecated      string          `json:"deprecated,omitempty"`
-	Channels        []channelAnswer `json:"channels"`
-	Bundles         []bundleAnswer  `json:"bundles"`
+	// Description is the olm.package blob's description (Markdown) and
+	// DescriptionHTML its rendering, sanitized; of a description longer
+	// than markdown.MaxSize, both of the part rendered, and
+	// DescriptionTruncated is then true.
+	Description          string          `json:"description,omitempty"`
+	DescriptionHTML      string          `json:"descriptionHTML,omitempty"`
+	DescriptionTruncated bool            `json:"descriptionTruncated,omitempty"`
+	Icon                 bool            `json:"icon"`
+	Deprecated           string          `json:"deprecated,omitempty"`
+	Channels             []channelAnswer `json:"channels"`
+	Bundles              []bundleAnswer  `json:"bundles"`
 	// Operator is what the head of the default channel says of the
 	// operator: its CSV's metadata (operator.go).
 	Operator *operatorDetails `json:"operator,omitempty"`
@@ -320,8 +329,8 @@ func (s *Server) pkg(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := v.model[v.name]
-	a := packageAnswer{Name: p.Name, Description: v.description, DescriptionHTML: markdown.Render(v.description),
-		Icon: iconType(v.icon) != "", Operator: v.operator,
+	a := packageAnswer{Name: p.Name, Description: v.description, DescriptionHTML: v.descriptionHTML,
+		DescriptionTruncated: v.descriptionTruncated, Icon: iconType(v.icon) != "", Operator: v.operator,
 		Deprecated: message(p.Deprecation), Channels: []channelAnswer{}, Bundles: []bundleAnswer{}}
 	if p.DefaultChannel != nil {
 		a.DefaultChannel = p.DefaultChannel.Name

@@ -52,19 +52,26 @@ type operatorDetails struct {
 	// Bundle is the bundle the details come from.
 	Bundle string `json:"bundle"`
 	operatorSummary
+	// ProviderURL is the provider's URL when it is one a page may link
+	// to (markdown.LinkURL).
 	ProviderURL string `json:"providerURL,omitempty"`
-	// Description is the long description, Markdown; DescriptionHTML its
-	// rendering, sanitized (pkg/markdown).
-	Description     string           `json:"description,omitempty"`
-	DescriptionHTML string           `json:"descriptionHTML,omitempty"`
-	Maintainers     []csv.Maintainer `json:"maintainers,omitempty"`
-	Links           []csv.AppLink    `json:"links,omitempty"`
-	Maturity        string           `json:"maturity,omitempty"`
-	Repository      string           `json:"repository,omitempty"`
-	ContainerImage  string           `json:"containerImage,omitempty"`
-	CreatedAt       string           `json:"createdAt,omitempty"`
-	Support         string           `json:"support,omitempty"`
-	MinKubeVersion  string           `json:"minKubeVersion,omitempty"`
+	// Description is the long description, Markdown, and DescriptionHTML
+	// its rendering, sanitized (pkg/markdown); both of the part of a
+	// description longer than markdown.MaxSize that is rendered, and
+	// DescriptionTruncated is then true.
+	Description          string           `json:"description,omitempty"`
+	DescriptionHTML      string           `json:"descriptionHTML,omitempty"`
+	DescriptionTruncated bool             `json:"descriptionTruncated,omitempty"`
+	Maintainers          []csv.Maintainer `json:"maintainers,omitempty"`
+	// Links are the CSV's links, each URL one a page may link to
+	// (markdown.LinkURL) or left out.
+	Links          []csv.AppLink `json:"links,omitempty"`
+	Maturity       string        `json:"maturity,omitempty"`
+	Repository     string        `json:"repository,omitempty"`
+	ContainerImage string        `json:"containerImage,omitempty"`
+	CreatedAt      string        `json:"createdAt,omitempty"`
+	Support        string        `json:"support,omitempty"`
+	MinKubeVersion string        `json:"minKubeVersion,omitempty"`
 	// SuggestedNamespace is the operatorframework.io/suggested-namespace
 	// annotation.
 	SuggestedNamespace string `json:"suggestedNamespace,omitempty"`
@@ -450,13 +457,12 @@ func firstLine(md string) string {
 func detail(bundle string, m *property.CSVMetadata) *operatorDetails {
 	a := m.Annotations
 	d := &operatorDetails{
-		Bundle:             bundle,
-		operatorSummary:    summarize(m),
-		ProviderURL:        m.Provider.URL,
-		Description:        m.Description,
-		DescriptionHTML:    markdown.Render(m.Description),
-		Maintainers:        nonEmpty(m.Maintainers, func(x csv.Maintainer) bool { return x.Name != "" || x.Email != "" }),
-		Links:              nonEmpty(m.Links, func(x csv.AppLink) bool { return x.Name != "" || x.URL != "" }),
+		Bundle:          bundle,
+		operatorSummary: summarize(m),
+		ProviderURL:     linkURL(m.Provider.URL),
+		Maintainers: nonEmpty(m.Maintainers, func(x csv.Maintainer) bool {
+			return strings.TrimSpace(x.Name) != "" || strings.TrimSpace(x.Email) != ""
+		}),
 		Maturity:           m.Maturity,
 		Repository:         a["repository"],
 		ContainerImage:     a["containerImage"],
@@ -464,10 +470,20 @@ func detail(bundle string, m *property.CSVMetadata) *operatorDetails {
 		Support:            a["support"],
 		MinKubeVersion:     m.MinKubeVersion,
 		SuggestedNamespace: a["operatorframework.io/suggested-namespace"],
-		NativeAPIs:         m.NativeAPIs,
 	}
+	d.Description, d.DescriptionTruncated = markdown.Cut(m.Description)
+	d.DescriptionHTML = markdown.Render(d.Description)
+	for _, l := range m.Links {
+		l.URL = linkURL(l.URL)
+		if strings.TrimSpace(l.Name) != "" || l.URL != "" {
+			d.Links = append(d.Links, l)
+		}
+	}
+	d.NativeAPIs = nonEmpty(m.NativeAPIs, func(x csv.GroupVersionKind) bool { return x.Kind != "" })
 	if v := a["operators.openshift.io/valid-subscription"]; v != "" {
-		_ = json.Unmarshal([]byte(v), &d.ValidSubscription)
+		var list []string
+		_ = json.Unmarshal([]byte(v), &list)
+		d.ValidSubscription = nonEmpty(list, func(x string) bool { return strings.TrimSpace(x) != "" })
 	}
 	for _, t := range installModeTypes {
 		for _, im := range m.InstallModes {
@@ -523,6 +539,16 @@ func detail(bundle string, m *property.CSVMetadata) *operatorDetails {
 		}
 	}
 	return d
+}
+
+// linkURL is u, less its surrounding spaces, when it is a URL a page may
+// link to (markdown.LinkURL), else "": a javascript: URL, a relative one
+// or text is left out of the answer, so that no client makes a link of it.
+func linkURL(u string) string {
+	if u = strings.TrimSpace(u); markdown.LinkURL(u) {
+		return u
+	}
+	return ""
 }
 
 // nonEmpty is the elements of list that keep says are not empty: a CSV

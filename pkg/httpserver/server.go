@@ -19,6 +19,7 @@
 package httpserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -217,14 +218,20 @@ type apiError struct {
 	Error string `json:"error"`
 }
 
-// writeJSON writes v as the answer of a JSON route. A 200 answer has an
-// ETag, a hash of its bytes, and Cache-Control: no-cache: a browser
-// revalidates it, and a request whose If-None-Match names it gets a 304
-// without the body.
+// writeJSON writes v as the answer of a JSON route, without escaping <, >
+// and & (as the CLI's -o json and catalogd write JSON; a description's
+// HTML grows by a third). A 200 answer has an ETag, a hash of its bytes,
+// and Cache-Control: no-cache: a browser revalidates it, and a request
+// whose If-None-Match names it gets a 304 without the body.
 func writeJSON(w http.ResponseWriter, r *http.Request, code int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		code, b = http.StatusInternalServerError, []byte(`{"error":"cannot encode the answer"}`)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	var b []byte
+	if err := enc.Encode(v); err != nil {
+		code, b = http.StatusInternalServerError, []byte(`{"error":"cannot encode the answer"}`+"\n")
+	} else {
+		b = buf.Bytes()
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
@@ -233,7 +240,7 @@ func writeJSON(w http.ResponseWriter, r *http.Request, code int, v any) {
 		etag := bodyETag(b)
 		h.Set("ETag", etag)
 		h.Set("Cache-Control", "no-cache")
-		if etagMatch(r.Header.Get("If-None-Match"), etag) {
+		if etagMatch(r.Header.Values("If-None-Match"), etag) {
 			h.Del("Content-Type")
 			w.WriteHeader(http.StatusNotModified)
 			return
@@ -241,17 +248,37 @@ func writeJSON(w http.ResponseWriter, r *http.Request, code int, v any) {
 	}
 	w.WriteHeader(code)
 	if r.Method != http.MethodHead {
-		_, _ = w.Write(append(b, '\n'))
+		_, _ = w.Write(b)
 	}
 }
 
-// etagMatch says whether an If-None-Match header names etag (weakly, as
-// RFC 9110 compares for If-None-Match), or is "*".
-func etagMatch(header, etag string) bool {
-	for t := range strings.SplitSeq(header, ",") {
-		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
-		if t == "*" || t == etag {
-			return true
+// etagMatch says whether the If-None-Match header's lines name etag
+// (weakly, as RFC 9110 compares for If-None-Match: W/"x" names "x"), or
+// hold "*". The tags are read as RFC 9110 writes them (a tag is quoted and
+// may hold a comma); reading stops at one that is not, as net/http's
+// ServeContent does.
+func etagMatch(lines []string, etag string) bool {
+	for _, v := range lines {
+		for {
+			v = strings.TrimLeft(v, " \t,")
+			if v == "" {
+				break
+			}
+			if v[0] == '*' {
+				return true
+			}
+			v = strings.TrimPrefix(v, "W/")
+			if len(v) < 2 || v[0] != '"' {
+				break
+			}
+			end := strings.IndexByte(v[1:], '"') + 2
+			if end < 2 {
+				break
+			}
+			if v[:end] == etag {
+				return true
+			}
+			v = v[end:]
 		}
 	}
 	return false
