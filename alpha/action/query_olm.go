@@ -207,7 +207,7 @@ func (q *QueryOLM) Updates(ctx context.Context, spec olmv1.Spec, from, installed
 	if !q.Both {
 		return out, nil
 	}
-	v0q := QueryUpdates{Model: c.Models[0], Package: spec.Package, From: from}
+	v0q := QueryUpdates{Model: c.Models[0], Package: spec.Package, From: from, Version: installedVersion}
 	if len(spec.Channels) == 1 {
 		v0q.Channel = spec.Channels[0]
 	}

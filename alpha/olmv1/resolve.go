@@ -532,9 +532,11 @@ func (r *Resolver) hasPackage(pkg string) bool {
 // BundleReleaseSupport) from the catalog; anything else is a bundle the
 // catalogs do not hold, its version read from a "vX.Y.Z" or "-X.Y.Z"
 // suffix of its name. version, when not "", gives the installed version
-// (and overrides the catalog's).
+// of a bundle the catalogs do not hold; for one they hold, it must be the
+// catalog's version (a *VersionConflictError otherwise).
 func (r *Resolver) FindInstalled(pkg, from, version string) (*Installed, error) {
 	var byVersion []*Bundle
+	var byVersionCat *Catalog
 	fromVersion, verr := semver.ParseTolerant(from)
 	for _, cat := range r.catalogs {
 		p := cat.Package(pkg)
@@ -542,22 +544,25 @@ func (r *Resolver) FindInstalled(pkg, from, version string) (*Installed, error) 
 			continue
 		}
 		if b := p.Bundle(from); b != nil {
-			in := r.installedBundle(b)
-			if version != "" {
-				in.Version, in.Release = version, nil
+			if err := versionConflict(cat, b, version); err != nil {
+				return nil, err
 			}
-			return in, nil
+			return r.installedBundle(b), nil
 		}
 		if verr == nil {
 			for _, b := range p.Bundles {
 				if v, err := semver.ParseTolerant(b.Version); err == nil && v.Equals(fromVersion) && !slices.ContainsFunc(byVersion, func(o *Bundle) bool { return o.Name == b.Name }) {
 					byVersion = append(byVersion, b)
+					byVersionCat = cat
 				}
 			}
 		}
 	}
 	switch {
 	case len(byVersion) == 1:
+		if err := versionConflict(byVersionCat, byVersion[0], version); err != nil {
+			return nil, err
+		}
 		return r.installedBundle(byVersion[0]), nil
 	case len(byVersion) > 1:
 		var ns []string
@@ -586,6 +591,34 @@ func (r *Resolver) FindInstalled(pkg, from, version string) (*Installed, error) 
 		return nil, fmt.Errorf("bundle %q is in none of the catalogs and its name carries no version: give the installed version", from)
 	}
 	return in, nil
+}
+
+// VersionConflictError is FindInstalled's answer when the installed
+// version given disagrees with the version of the bundle a catalog holds
+// under the name (or version) given: the catalog's version is the one
+// operator-controller records, so the question contradicts itself.
+type VersionConflictError struct {
+	Given, Bundle, Version, Catalog string
+}
+
+func (e *VersionConflictError) Error() string {
+	return fmt.Sprintf("installed version %s disagrees with the catalog: bundle %q has version %s in catalog %q; give an installed version only for a bundle no catalog holds",
+		e.Given, e.Bundle, e.Version, e.Catalog)
+}
+
+// versionConflict is a *VersionConflictError when version is given and is
+// not bundle b's version (compared as semver versions, build metadata
+// included, when both parse).
+func versionConflict(cat *Catalog, b *Bundle, version string) error {
+	if version == "" || version == b.Version {
+		return nil
+	}
+	g, gerr := semver.ParseTolerant(version)
+	v, verr := semver.ParseTolerant(b.Version)
+	if gerr == nil && verr == nil && g.Compare(v) == 0 && slices.Equal(g.Build, v.Build) {
+		return nil
+	}
+	return &VersionConflictError{Given: version, Bundle: b.Name, Version: b.Version, Catalog: cat.Name}
 }
 
 // installedBundle is the catalog's bundle b as operator-controller records

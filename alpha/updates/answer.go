@@ -9,6 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/blang/semver/v4"
+
 	"github.com/fastopm/fastopm/alpha/crdsafety"
 	"github.com/fastopm/fastopm/alpha/model"
 	"github.com/fastopm/fastopm/pkg/suggest"
@@ -24,6 +26,10 @@ type Query struct {
 	Channel string
 	// From names the installed bundle: a bundle name or a version.
 	From string
+	// Version, when not "", is the installed version of a From the
+	// package does not hold (a virtual node), in place of the one read
+	// from its name; for a bundle it holds, it must be that bundle's.
+	Version string
 	// CRDs, when set, compares the CRDs of the two bundles of each step
 	// (alpha/crdsafety): a step OLM refuses. Run sets each step's CRDs,
 	// RunAll each summary's next step's.
@@ -161,6 +167,11 @@ func (q Query) Run() (*Answer, error) {
 	if err != nil {
 		return nil, err
 	}
+	if q.Version != "" {
+		if in, err = withVersion(pkg, in, q.Version); err != nil {
+			return nil, err
+		}
+	}
 	a := &Answer{Summary: *newSummary(g, in), Path: []StepRef{}}
 	steps, err := g.Path(in)
 	if err != nil && !errors.Is(err, ErrLoop) {
@@ -183,6 +194,31 @@ func (q Query) Run() (*Answer, error) {
 		a.didYouMean, _ = suggest.ClosestBundle(in.Name, names)
 	}
 	return a, nil
+}
+
+// withVersion is in with the installed version given: in place of the
+// one read from a virtual node's name, an error when the package holds
+// the bundle (or from named a version) and its version is another.
+func withVersion(pkg *model.Package, in Installed, version string) (Installed, error) {
+	v, err := semver.ParseTolerant(version)
+	if err != nil {
+		return in, fmt.Errorf("installed version %q: %w", version, err)
+	}
+	held := false
+	for _, c := range pkg.Channels {
+		if _, ok := c.Bundles[in.Name]; ok {
+			held = true
+		}
+	}
+	switch {
+	case in.Name == "" && !in.Version.EQ(v):
+		return in, fmt.Errorf("installed version %s disagrees with the installed bundle's, %s", version, in.Version)
+	case in.Name != "" && !held:
+		in.Version = &v
+	case in.Version != nil && !in.Version.EQ(v):
+		return in, fmt.Errorf("installed version %s disagrees with the catalog: bundle %q has version %s", version, in.Name, in.Version)
+	}
+	return in, nil
 }
 
 // RunAll answers for every bundle of the channel, head first in OLM's

@@ -159,7 +159,7 @@ after the answer); with --olm both, 1 when neither OLM answers.`,
 	f.BoolVar(&all, "all", false, "answer for every bundle of the channel")
 	f.StringVarP(&output, "output", "o", "text", "Output format (text|json)")
 	f.StringArrayVar(&catalogs, "catalog", nil, "OLM v1: another catalog as NAME=REF[,priority=N] (repeatable)")
-	f.StringVar(&olm.installedVersion, "installed-version", "", "OLM v1: the installed bundle's version, when --from names a bundle the catalogs do not hold")
+	f.StringVar(&olm.installedVersion, "installed-version", "", "OLM v1: the installed bundle's version, when --from names a bundle the catalogs do not hold (for one they hold, only its catalog version is accepted)")
 	addOLMFlags(cmd, &olm)
 	addImageCacheFlag(cmd, &cacheDir)
 	return cmd

@@ -114,6 +114,10 @@ func runUpdatesOLM(cmd *cobra.Command, s Streams, g *globalOptions, cacheDir str
 		cats = append(cats, ic)
 	}
 	u, err := o.query(g, cacheDir, cats).Updates(cmd.Context(), o.spec(pkg, channels), from, o.installedVersion)
+	if vc := (*olmv1.VersionConflictError)(nil); errors.As(err, &vc) {
+		return fmt.Errorf("--installed-version %s disagrees with the catalog: bundle %q has version %s in catalog %q; give --installed-version only for a bundle no catalog holds",
+			vc.Given, vc.Bundle, vc.Version, vc.Catalog)
+	}
 	if err != nil {
 		return err
 	}

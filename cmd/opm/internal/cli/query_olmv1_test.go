@@ -324,3 +324,53 @@ func TestQueryInstallPullBundles(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryUpdatesInstalledVersion: --installed-version gives the version
+// of a bundle no catalog holds; for a bundle the catalog holds (by name or
+// by version), the catalog's version is the installed one, and a
+// different --installed-version is refused, naming both, rather than
+// followed one way for a name and ignored for a version.
+func TestQueryUpdatesInstalledVersion(t *testing.T) {
+	cat := olmv1Catalog()
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		errOut string
+	}{
+		{[]string{"--from", "skipper.v1.0.0", "--installed-version", "1.1.0"}, 1,
+			`Error: --installed-version 1.1.0 disagrees with the catalog: bundle "skipper.v1.0.0" has version 1.0.0 in catalog ` + "\"catalog\"; give --installed-version only for a bundle no catalog holds\n"},
+		{[]string{"--from", "1.0.0", "--installed-version", "1.1.0"}, 1,
+			`Error: --installed-version 1.1.0 disagrees with the catalog: bundle "skipper.v1.0.0" has version 1.0.0 in catalog ` + "\"catalog\"; give --installed-version only for a bundle no catalog holds\n"},
+		{[]string{"--from", "skipper.v1.0.0", "--installed-version", "1.0.0"}, 0, ""},
+		{[]string{"--from", "1.0.0", "--installed-version", "v1.0.0"}, 0, ""},
+		{[]string{"--from", "skipper-gone", "--installed-version", "0.5.0"}, 0, ""},
+	} {
+		for _, olm := range []string{"v1", "both"} {
+			args := append([]string{"alpha", "query", "updates", cat, "-p", "skipper", "--olm", olm}, tc.args...)
+			code, out, errOut := run(t, args...)
+			if code != tc.code || errOut != tc.errOut {
+				t.Errorf("%v: exit %d, stderr %q; want exit %d, stderr %q\n%s", args[4:], code, errOut, tc.code, tc.errOut, out)
+			}
+		}
+	}
+}
+
+// TestQueryUpdatesInstalledVersionBoth: with --olm both, OLM v0 is asked
+// about the same installed version as OLM v1: a bundle no catalog holds,
+// named without a version, is covered by skipRange in both answers.
+func TestQueryUpdatesInstalledVersionBoth(t *testing.T) {
+	code, out, errOut := run(t, "alpha", "query", "updates", olmv1Catalog(), "-p", "skipper", "-c", "fast", "--olm", "both",
+		"--from", "skipper-gone", "--installed-version", "0.5.0", "-o", "json")
+	var u struct {
+		V0 struct {
+			Next *struct{ To struct{ Name string } }
+		}
+		V1 struct{ Bundle *struct{ Name string } }
+	}
+	if err := json.Unmarshal([]byte(out), &u); err != nil || code != 0 {
+		t.Fatalf("exit %d, %v: %s%s", code, err, out, errOut)
+	}
+	if u.V0.Next == nil || u.V0.Next.To.Name != "skipper.v2.0.0" || u.V1.Bundle == nil || u.V1.Bundle.Name != "skipper.v2.0.0" {
+		t.Errorf("want both OLMs to move skipper-gone (0.5.0) to skipper.v2.0.0:\n%s", out)
+	}
+}
