@@ -21,6 +21,7 @@ import (
 	"github.com/fastopm/fastopm/pkg/cache"
 	"github.com/fastopm/fastopm/pkg/graphsvg"
 	"github.com/fastopm/fastopm/pkg/markdown"
+	"github.com/fastopm/fastopm/pkg/suggest"
 )
 
 // The JSON answers for people and tools. The package list comes from the
@@ -559,12 +560,13 @@ func (s *Server) updates(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, r, http.StatusInternalServerError, "cannot read package %q", pkg)
 		return
 	case v == nil:
-		jsonError(w, r, http.StatusNotFound, "package %q not found in the catalog", pkg)
+		jsonError(w, r, http.StatusNotFound, "package %q not found in the catalog%s", pkg, suggest.Hint(pkg, s.packageNames()))
 		return
 	}
 	p := v.model[pkg]
 	if channel != "" && p.Channels[channel] == nil {
-		jsonError(w, r, http.StatusNotFound, "channel %q not found in package %q (its channels: %s)", channel, pkg, strings.Join(sortedKeys(p.Channels), ", "))
+		names := sortedKeys(p.Channels)
+		jsonError(w, r, http.StatusNotFound, "channel %q not found in package %q (its channels: %s)%s", channel, pkg, strings.Join(names, ", "), suggest.Hint(channel, names))
 		return
 	}
 	a, err := updates.Query{Model: v.model, Package: pkg, Channel: channel, From: from, CRDs: s.crds(v)}.Run()

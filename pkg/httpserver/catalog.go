@@ -27,6 +27,15 @@ type catalogList struct {
 }
 
 // hasPackage says whether the catalog has the package.
+// packageNames are the catalog's package names, for suggestions.
+func (s *Server) packageNames() []string {
+	names := make([]string, len(s.pkgs))
+	for i, p := range s.pkgs {
+		names[i] = p.Name
+	}
+	return names
+}
+
 func (s *Server) hasPackage(name string) bool {
 	_, ok := slices.BinarySearchFunc(s.pkgs, name, func(p pkgSummary, n string) int { return strings.Compare(p.Name, n) })
 	return ok

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fastopm/fastopm/alpha/declcfg"
 	"github.com/fastopm/fastopm/alpha/install"
+	"github.com/fastopm/fastopm/pkg/suggest"
 )
 
 // /api/v1/install answers what OLM v0 installs for a new Subscription to a
@@ -96,10 +97,10 @@ func (s *Server) installAnswer(w http.ResponseWriter, r *http.Request) {
 	channels, _ := cat.Channels(pkg)
 	switch {
 	case channels == nil:
-		jsonError(w, r, http.StatusNotFound, "package %q not found in the catalog", pkg)
+		jsonError(w, r, http.StatusNotFound, "package %q not found in the catalog%s", pkg, suggest.Hint(pkg, cat.Packages()))
 		return
 	case channel != "" && !slices.Contains(channels, channel):
-		jsonError(w, r, http.StatusNotFound, "channel %q not found in package %q (its channels: %s)", channel, pkg, strings.Join(channels, ", "))
+		jsonError(w, r, http.StatusNotFound, "channel %q not found in package %q (its channels: %s)%s", channel, pkg, strings.Join(channels, ", "), suggest.Hint(channel, channels))
 		return
 	}
 	a, err := res.Resolve(install.Subscription{Package: pkg, Channel: channel, StartingCSV: bundle})

@@ -1,0 +1,28 @@
+package httpserver_test
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// TestDidYouMean: a package or channel near one the catalog has gets the
+// suggestion the CLI gives (pkg/suggest), in the same words, from
+// /api/v1/updates (as `opm alpha query updates`) and /api/v1/install.
+func TestDidYouMean(t *testing.T) {
+	ts := newTestServer(t, snapshotDir(t, "../../testdata/install/community"), "community")
+	for _, tc := range []struct{ path, want string }{
+		{"/api/v1/updates?package=ectd&from=0.9.0", `package "ectd" not found in the catalog; did you mean etcd?`},
+		{"/api/v1/updates?package=etcd&channel=alpah&from=0.9.0", `channel "alpah" not found in package "etcd" (its channels: alpha, stable); did you mean alpha?`},
+		{"/api/v1/install?package=ectd", `package "ectd" not found in the catalog; did you mean etcd?`},
+		{"/api/v1/install?package=etcd&channel=alpah", `channel "alpah" not found in package "etcd" (its channels: alpha, stable); did you mean alpha?`},
+		// Nothing near: no suggestion.
+		{"/api/v1/updates?package=zzzzzzzz&from=0.9.0", `package "zzzzzzzz" not found in the catalog`},
+		{"/api/v1/install?package=etcd&channel=zzzzzzzz", `channel "zzzzzzzz" not found in package "etcd" (its channels: alpha, stable)`},
+	} {
+		resp, body := ts.do(t, "GET", tc.path)
+		var e struct{ Error string }
+		if err := json.Unmarshal(body, &e); err != nil || resp.StatusCode != 404 || e.Error != tc.want {
+			t.Errorf("%s: %d %s, want 404 %q", tc.path, resp.StatusCode, body, tc.want)
+		}
+	}
+}
