@@ -82,8 +82,16 @@ const (
 	maxQuery = 256
 )
 
+// listParams are /api/v1/packages' parameters; each filter may repeat.
+var listParams = append([]string{"q", "limit"}, func() (fs []string) {
+	for _, f := range filterParams {
+		fs = append(fs, f+"...")
+	}
+	return fs
+}()...)
+
 func (s *Server) packages(w http.ResponseWriter, r *http.Request) {
-	if !onlyParams(w, r, append([]string{"q", "limit"}, filterParams...)...) {
+	if !onlyParams(w, r, listParams...) {
 		return
 	}
 	q := r.URL.Query()

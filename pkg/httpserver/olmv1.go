@@ -83,7 +83,7 @@ func (s *Server) buildOLMv1(ctx context.Context) (*olmv1.Resolver, error) {
 // [&version=RANGE][&policy=SelfCertified][&from=BUNDLE|VERSION]
 // [&watchNamespace=NS&installNamespace=NS].
 func (s *Server) olmv1Resolve(w http.ResponseWriter, r *http.Request) {
-	if !onlyParams(w, r, "package", "channel", "version", "policy", "from", "watchNamespace", "installNamespace") {
+	if !onlyParams(w, r, "package", "channel...", "version", "policy", "from", "watchNamespace", "installNamespace") {
 		return
 	}
 	q := r.URL.Query()

@@ -288,28 +288,41 @@ func jsonError(w http.ResponseWriter, r *http.Request, code int, format string, 
 	writeJSON(w, r, code, apiError{Error: fmt.Sprintf(format, args...)})
 }
 
-// onlyParams refuses a request with a query parameter not in names, or a
-// query string that does not parse: r.URL.Query drops a malformed pair
-// ("channel=%zz"), which would answer another question than the one asked.
+// onlyParams refuses a request with a query parameter not in names, a
+// parameter given twice, or a query string that does not parse:
+// r.URL.Query drops a malformed pair ("channel=%zz"), and its Get reads
+// the first of repeated values ("from=a&from=b"), either of which would
+// answer another question than the one asked. A name ending in "..."
+// may repeat (a list). catalogd's routes do not use it: they answer as
+// catalogd does.
 func onlyParams(w http.ResponseWriter, r *http.Request, names ...string) bool {
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		jsonError(w, r, http.StatusBadRequest, "malformed query string: %v", err)
 		return false
 	}
-	for p := range q {
-		ok := false
+	for p, vs := range q {
+		known, list := false, false
 		for _, n := range names {
-			ok = ok || p == n
-		}
-		if !ok {
-			if len(names) == 0 {
-				jsonError(w, r, http.StatusBadRequest, "unknown parameter %q: this route takes no parameters", p)
-			} else {
-				jsonError(w, r, http.StatusBadRequest, "unknown parameter %q (allowed: %s)", p, strings.Join(names, ", "))
+			if strings.TrimSuffix(n, "...") == p {
+				known, list = true, strings.HasSuffix(n, "...")
 			}
-			return false
 		}
+		switch {
+		case !known && len(names) == 0:
+			jsonError(w, r, http.StatusBadRequest, "unknown parameter %q: this route takes no parameters", p)
+		case !known:
+			allowed := make([]string, len(names))
+			for i, n := range names {
+				allowed[i] = strings.TrimSuffix(n, "...")
+			}
+			jsonError(w, r, http.StatusBadRequest, "unknown parameter %q (allowed: %s)", p, strings.Join(allowed, ", "))
+		case len(vs) > 1 && !list:
+			jsonError(w, r, http.StatusBadRequest, "parameter %q given %d times: give it once", p, len(vs))
+		default:
+			continue
+		}
+		return false
 	}
 	return true
 }
