@@ -148,6 +148,11 @@ func lineOf(data []byte, i int) int {
 // field: unknown keys (with the nearest known one), values of the wrong
 // kind, a package or channel listed twice, bounds that are not versions.
 func ParseFilterConfig(data []byte) (*FilterConfig, error) {
+	if err := declcfg.NotUTF8(data); err != nil {
+		// go-yaml would decode UTF-16, but the lines of its errors
+		// found here would be wrong, and catalogs are refused alike.
+		return nil, &FilterConfigError{Err: err}
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {

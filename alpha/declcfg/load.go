@@ -327,6 +327,11 @@ func (p *parser) parseBlobs(name string, src []byte, fileIdx int, fn WalkFunc) (
 		// refused here.
 		return Errors{{Path: name, Err: fmt.Errorf("%w: the file holds only NUL bytes (%d), as a file whose writing never completed does", ErrNotCatalog, len(src)), hint: true}}, nil
 	}
+	if err := NotUTF8(src); err != nil {
+		// Upstream's YAML splitter finds no separator in UTF-16: it reads
+		// the first object only, silently dropping the rest.
+		return Errors{{Path: name, Line: 1, Col: 1, Err: fmt.Errorf("%w: %w", ErrNotCatalog, err)}}, nil
+	}
 	if bytes.HasPrefix(src, utf8BOM) && canonjson.IsJSONStream(src[len(utf8BOM):]) {
 		// A byte order mark before a JSON stream: upstream takes the file
 		// for YAML and reads its first object only, silently dropping
@@ -469,6 +474,27 @@ func (p *parser) parseBlobs(name string, src []byte, fileIdx int, fn WalkFunc) (
 // utf8BOM is the UTF-8 encoding of U+FEFF, the byte order mark some
 // editors put at the start of a file.
 var utf8BOM = []byte("\xef\xbb\xbf")
+
+// NotUTF8 refuses text that starts with a UTF-16 or UTF-32 byte order
+// mark (what Windows PowerShell 5 writes with Out-File or ">"), naming
+// the encoding: catalogs and the configurations read with them are UTF-8
+// text. It returns nil for anything else.
+func NotUTF8(src []byte) error {
+	var enc string
+	switch {
+	case bytes.HasPrefix(src, []byte{0xff, 0xfe, 0, 0}):
+		enc = "UTF-32LE"
+	case bytes.HasPrefix(src, []byte{0, 0, 0xfe, 0xff}):
+		enc = "UTF-32BE"
+	case bytes.HasPrefix(src, []byte{0xff, 0xfe}):
+		enc = "UTF-16LE"
+	case bytes.HasPrefix(src, []byte{0xfe, 0xff}):
+		enc = "UTF-16BE"
+	default:
+		return nil
+	}
+	return fmt.Errorf("%s text (the file starts with a %s byte order mark): opm reads configurations and catalogs as UTF-8; save it as UTF-8", enc, enc)
+}
 
 // errBinary stops the split of a file that holds binary data.
 var errBinary = errors.New("binary data")
