@@ -71,7 +71,7 @@ type Serve struct {
 	// later `serve --http-addr` over it need not derive them. With
 	// CacheOnly, an existing cache without them is not what was asked
 	// for: it is rebuilt (refused with enforcement). HTTPAddr (or
-	// HTTPListener) counts as CacheHTTP for the cache.
+	// HTTPListener) counts as CacheHTTP for the cache. It needs CacheDir.
 	CacheHTTP bool
 	// TempDir holds the temporary answer file of a cold start
 	// (os.TempDir() when empty).
@@ -134,6 +134,13 @@ func (s Serve) Run(ctx context.Context) (err error) {
 
 	if s.Enforce == EnforceOn && s.CacheDir == "" {
 		return errors.New("--cache-dir must be specified with --cache-enforce-integrity")
+	}
+	if s.CacheHTTP && s.CacheDir == "" {
+		// Without a cache directory the cache is a temporary file, gone
+		// when opm exits: storing the lines in it would do nothing
+		// (--http-addr derives them anyway). Refused as upstream
+		// refuses --cache-enforce-integrity without it.
+		return errors.New("--cache-dir must be specified with --cache-http")
 	}
 	st, err := os.Stat(s.CatalogDir)
 	if err != nil {

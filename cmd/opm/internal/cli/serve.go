@@ -60,7 +60,7 @@ under /catalogs/NAME/), JSON answers (/api/v1/packages, /api/v1/updates),
 	f.BoolVar(&a.PprofCaptureProfiles, "pprof-capture-profiles", false, "capture pprof CPU profiles")
 	f.StringVar(&a.CacheDir, "cache-dir", "", "if set, sync and persist server cache directory")
 	f.BoolVar(&a.CacheOnly, "cache-only", false, "sync the serve cache and exit without serving")
-	f.BoolVar(&a.CacheHTTP, "cache-http", false, "also store the catalog's JSON lines, what --http-addr serves, in a cache this command builds (without them --http-addr derives them at start)")
+	f.BoolVar(&a.CacheHTTP, "cache-http", false, "also store the catalog's JSON lines, what --http-addr serves, in a cache this command builds in --cache-dir, which it needs (without them --http-addr derives them at start)")
 	f.StringVar(&a.HTTPAddr, "http-addr", "", "also serve the catalog over HTTP on this address (addr:port, e.g. :8080); empty (the default) disables it")
 	f.StringVar(&a.HTTPCatalogName, "http-catalog-name", "", "the catalog's name in catalogd's URLs /catalogs/NAME/api/v1/... (default: the catalog directory's name)")
 	f.StringVar(&a.HTTPTLSCert, "http-tls-cert", "", "serve HTTPS with this certificate file (PEM; reloaded when it changes); needs --http-tls-key")

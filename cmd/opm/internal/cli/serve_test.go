@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,5 +58,45 @@ func TestServeCommand(t *testing.T) {
 				t.Errorf("error %v, logs lack %q:\n%s", err, tc.wantLog, logs)
 			}
 		})
+	}
+}
+
+// TestServeCacheHTTPNeedsCacheDir: --cache-http stores the JSON lines in
+// a cache kept in --cache-dir; without one (the cache is a temporary file,
+// gone when opm exits) it would do nothing, so it is refused in upstream's
+// words for --cache-enforce-integrity, before anything is loaded or served
+// (the context is cancelled: a run that went on would stop before serving
+// and return no error).
+func TestServeCacheHTTPNeedsCacheDir(t *testing.T) {
+	t.Parallel()
+	cat := t.TempDir()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	for _, args := range [][]string{
+		{cat, "--cache-http", "-p", "0"},
+		{cat, "--cache-http", "--cache-only"},
+		{cat, "--cache-http", "--http-addr", "127.0.0.1:0", "-p", "0"},
+	} {
+		var g globalOptions
+		var stderr bytes.Buffer
+		cmd := newServeCmd(Streams{Out: &bytes.Buffer{}, Err: &stderr}, &g)
+		cmd.SetArgs(append(args, "-t", ""))
+		cmd.SetOut(&bytes.Buffer{})
+		cmd.SetErr(&stderr)
+		err := cmd.ExecuteContext(ctx)
+		if err == nil || err.Error() != "--cache-dir must be specified with --cache-http" {
+			t.Errorf("%v: error %v, want --cache-dir must be specified with --cache-http", args, err)
+		}
+	}
+	// With --cache-dir it builds the cache with the lines.
+	cacheDir := filepath.Join(t.TempDir(), "cache")
+	if err := os.WriteFile(filepath.Join(cat, "c.json"), []byte(`{"schema":"olm.package","name":"p","defaultChannel":"c"}
+{"schema":"olm.channel","package":"p","name":"c","entries":[{"name":"p.v1"}]}
+{"schema":"olm.bundle","name":"p.v1","package":"p","image":"x.io/p:1","properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.0.0"}}]}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if logs, err := runServeCmd(t, cat, "--cache-dir", cacheDir, "--cache-only", "--cache-http", "-t", ""); err != nil {
+		t.Fatalf("%v\n%s", err, logs)
 	}
 }
