@@ -324,7 +324,7 @@ func (s *Server) pkgOf(w http.ResponseWriter, r *http.Request) *view {
 		s.log.Error("cannot read a package", "package", name, "error", err)
 		jsonError(w, r, http.StatusInternalServerError, "cannot read package %q", name)
 	case v == nil:
-		jsonError(w, r, http.StatusNotFound, "package %q not found in the catalog", name)
+		jsonError(w, r, http.StatusNotFound, "package %q not found in the catalog%s", name, suggest.Hint(name, s.packageNames()))
 	}
 	return v
 }
@@ -426,7 +426,7 @@ func (s *Server) icon(w http.ResponseWriter, r *http.Request) {
 	}
 	name := r.PathValue("package")
 	if !s.hasPackage(name) {
-		jsonError(w, r, http.StatusNotFound, "package %q not found in the catalog", name)
+		jsonError(w, r, http.StatusNotFound, "package %q not found in the catalog%s", name, suggest.Hint(name, s.packageNames()))
 		return
 	}
 	p, err := s.packageBlob(name)
@@ -487,7 +487,8 @@ func (s *Server) graph(w http.ResponseWriter, r *http.Request) {
 	}
 	channel := r.URL.Query().Get("channel")
 	if channel != "" && v.model[v.name].Channels[channel] == nil {
-		jsonError(w, r, http.StatusNotFound, "channel %q not found in package %q", channel, v.name)
+		names := sortedKeys(v.model[v.name].Channels)
+		jsonError(w, r, http.StatusNotFound, "channel %q not found in package %q (its channels: %s)%s", channel, v.name, strings.Join(names, ", "), suggest.Hint(channel, names))
 		return
 	}
 	v.svgMu.Lock()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fastopm/fastopm/alpha/model"
 	"github.com/fastopm/fastopm/alpha/property"
+	"github.com/fastopm/fastopm/pkg/suggest"
 )
 
 // The package list with what each package's head bundle says of its
@@ -26,7 +27,6 @@ type catalogList struct {
 	pkgs []pkgSummary
 }
 
-// hasPackage says whether the catalog has the package.
 // packageNames are the catalog's package names, for suggestions.
 func (s *Server) packageNames() []string {
 	names := make([]string, len(s.pkgs))
@@ -36,6 +36,7 @@ func (s *Server) packageNames() []string {
 	return names
 }
 
+// hasPackage says whether the catalog has the package.
 func (s *Server) hasPackage(name string) bool {
 	_, ok := slices.BinarySearchFunc(s.pkgs, name, func(p pkgSummary, n string) int { return strings.Compare(p.Name, n) })
 	return ok
@@ -216,7 +217,19 @@ func (s *Server) bundle(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if b == nil {
-		jsonError(w, r, http.StatusNotFound, "bundle %q not found in package %q", name, v.name)
+		var names []string
+		for _, c := range p.Channels {
+			for bn, cb := range c.Bundles {
+				if cb.HasBlob {
+					names = append(names, bn)
+				}
+			}
+		}
+		hint := ""
+		if c, ok := suggest.ClosestBundle(name, names); ok {
+			hint = "; did you mean " + c + "?"
+		}
+		jsonError(w, r, http.StatusNotFound, "bundle %q not found in package %q%s", name, v.name, hint)
 		return
 	}
 	a.Version, a.Image, a.Deprecated = b.Version.String(), b.Image, message(b.Deprecation)

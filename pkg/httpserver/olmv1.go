@@ -10,6 +10,7 @@ import (
 
 	"github.com/fastopm/fastopm/alpha/declcfg"
 	"github.com/fastopm/fastopm/alpha/olmv1"
+	"github.com/fastopm/fastopm/pkg/suggest"
 )
 
 // /api/v1/olmv1/resolve answers which bundle OLM v1 resolves a
@@ -109,7 +110,7 @@ func (s *Server) olmv1Resolve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if res.Catalogs()[0].Package(pkg) == nil {
-		jsonError(w, r, http.StatusNotFound, "package %q not found in the catalog", pkg)
+		jsonError(w, r, http.StatusNotFound, "package %q not found in the catalog%s", pkg, suggest.Hint(pkg, s.packageNames()))
 		return
 	}
 	if ns := q.Get("watchNamespace"); ns != "" || q.Get("installNamespace") != "" {

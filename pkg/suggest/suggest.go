@@ -4,27 +4,43 @@
 // it in their errors.
 package suggest
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxName is the longest name, in runes, Closest looks for.
+const MaxName = 256
 
 // Closest returns the candidate nearest to name, and true, when one is
 // near enough to be a likely typo: equal but for case, or at most a third
 // of name's letters (at least one) inserted, deleted, changed or swapped
 // with a neighbour. Among equally near candidates the first in sorted order
 // wins, so the answer does not depend on the candidates' order. It returns
-// "", false when none is near, or when name is itself a candidate.
+// "", false when none is near, or when name is itself a candidate. A name
+// longer than MaxName runes gets no suggestion: no catalog name is that
+// long, and the comparison's cost grows with the product of the lengths
+// (a server answers names from requests).
 func Closest(name string, candidates []string) (string, bool) {
-	limit := max(1, len([]rune(name))/3)
+	n := utf8.RuneCountInString(name)
+	if n > MaxName {
+		return "", false
+	}
+	limit := max(1, n/3)
 	lower := strings.ToLower(name)
+	ln := utf8.RuneCountInString(lower)
 	best, bestDist := "", limit+1
 	for _, c := range candidates {
 		if c == name {
 			return "", false
 		}
-		// A length difference alone exceeds the limit: no need to compute.
-		if d := len(c) - len(name); d > 4*limit || -d > 4*limit {
+		// A length difference alone exceeds the limit (the distance is
+		// at least the difference): no need to compute.
+		lc := strings.ToLower(c)
+		if d := utf8.RuneCountInString(lc) - ln; d > limit || -d > limit {
 			continue
 		}
-		d := distance(lower, strings.ToLower(c))
+		d := distance(lower, lc)
 		if d < bestDist || (d == bestDist && c < best) {
 			best, bestDist = c, d
 		}

@@ -1,6 +1,9 @@
 package suggest
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestClosest(t *testing.T) {
 	pkgs := []string{"infinispan", "etcd", "prometheus", "strimzi-kafka-operator", "grafana-operator", "Kiali"}
@@ -33,6 +36,21 @@ func TestClosest(t *testing.T) {
 	}
 	if h := Hint("nothing-like-it", pkgs); h != "" {
 		t.Errorf("Hint: %q", h)
+	}
+
+	// Lengths count runes: a name in other scripts is as near as a Latin
+	// one with the same edits.
+	if got, _ := Closest("оператор-кафкы", []string{"оператор-кафки", "etcd"}); got != "оператор-кафки" {
+		t.Errorf("Cyrillic: %q", got)
+	}
+	// A name as long as MaxName still gets its suggestion; a longer one,
+	// from a request say, none.
+	long := strings.Repeat("a", MaxName-1)
+	if got, _ := Closest(long+"b", []string{long + "c"}); got != long+"c" {
+		t.Errorf("a name of MaxName runes: %q", got)
+	}
+	if got, ok := Closest(long+"bb", []string{long + "bc"}); ok {
+		t.Errorf("a name longer than MaxName got %q", got)
 	}
 }
 
