@@ -1,5 +1,6 @@
-// Command benchcmd runs a command several times and reports its wall time
-// and peak resident memory (from the kernel's rusage), for `make bench`.
+// Command benchcmd runs a command several times and reports its wall time,
+// its CPU time (user + system) and peak resident memory (from the kernel's
+// rusage), for `make bench`.
 //
 //	go run ./hack/benchcmd -n 5 -name "validate large" -- bin/opm validate /tmp/bench-large
 package main
@@ -27,7 +28,7 @@ func main() {
 	if *name == "" {
 		*name = fmt.Sprint(args)
 	}
-	var walls []time.Duration
+	var walls, cpus []time.Duration
 	var rss []int64
 	for i := 0; i < *n; i++ {
 		cmd := exec.Command(args[0], args[1:]...)
@@ -46,10 +47,13 @@ func main() {
 			os.Exit(1)
 		}
 		walls = append(walls, wall)
+		cpus = append(cpus, time.Duration(ru.Utime.Nano()+ru.Stime.Nano()))
 		rss = append(rss, ru.Maxrss) // KiB on Linux
 	}
 	slices.Sort(walls)
+	slices.Sort(cpus)
 	slices.Sort(rss)
-	fmt.Printf("%-40s wall best %6.3fs median %6.3fs   peak RSS best %4d MB median %4d MB   (%d runs)\n",
-		*name, walls[0].Seconds(), walls[len(walls)/2].Seconds(), rss[0]/1024, rss[len(rss)/2]/1024, *n)
+	fmt.Printf("%-40s wall best %6.3fs median %6.3fs   CPU best %6.3fs median %6.3fs   peak RSS best %4d MB median %4d MB   (%d runs)\n",
+		*name, walls[0].Seconds(), walls[len(walls)/2].Seconds(), cpus[0].Seconds(), cpus[len(cpus)/2].Seconds(),
+		rss[0]/1024, rss[len(rss)/2]/1024, *n)
 }

@@ -1,5 +1,6 @@
 // Command benchhttp measures the HTTP side of `opm serve --http-addr` as a
-// catalog pod runs it, in a separate process, from a pre-built cache:
+// catalog pod runs it, in a separate process, from a pre-built cache (with
+// the JSON lines: --cache-http; -cache-http=false derives them at start):
 //
 //   - /api/v1/all throughput against the baseline limit, a server that
 //     only does http.ServeContent of the same JSON lines from a file (run
@@ -52,6 +53,7 @@ func main() {
 		clients  = flag.Int("clients", 50, "concurrent clients of the load test")
 		duration = flag.Duration("duration", 10*time.Second, "length of the load test")
 		runs     = flag.Int("runs", 5, "downloads of /api/v1/all per server and encoding")
+		linesIn  = flag.Bool("cache-http", true, "build the cache with --cache-http (the JSON lines in the cache, as the 2026-11-25 figures had them); false: --cache-only alone, the lines derived from the catalog at start")
 		pprofOut = flag.String("heap", "", "save the server's heap profile after the load test to this file (serves pprof on a free port)")
 		baseline = flag.String("baseline", "", "internal: serve this file with http.ServeContent on -addr")
 		addr     = flag.String("addr", "", "internal: the baseline's address")
@@ -64,7 +66,7 @@ func main() {
 		}
 		return
 	}
-	if err := run(*opm, *catalog, *clients, *duration, *runs, *pprofOut); err != nil {
+	if err := run(*opm, *catalog, *clients, *duration, *runs, *linesIn, *pprofOut); err != nil {
 		fmt.Fprintln(os.Stderr, "benchhttp:", err)
 		os.Exit(1)
 	}
@@ -132,13 +134,16 @@ func waitReady(u string) error {
 	return fmt.Errorf("%s not ready", u)
 }
 
-func run(opm, catalog string, clients int, d time.Duration, runs int, heapOut string) error {
+func run(opm, catalog string, clients int, d time.Duration, runs int, linesIn bool, heapOut string) error {
 	cacheDir, err := os.MkdirTemp("", "benchhttp-cache-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(cacheDir)
 	build := exec.Command(opm, "serve", catalog, "--cache-dir", cacheDir, "--cache-only")
+	if linesIn {
+		build.Args = append(build.Args, "--cache-http")
+	}
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("cache build: %w", err)

@@ -1,7 +1,7 @@
 // Command benchserve measures `opm serve` as a catalog pod runs it: the
 // wall time from process start until the gRPC health check answers
 // SERVING, cold (no cache) and with a pre-built cache; the process's
-// memory (VmRSS and VmHWM) after a full ListBundles; and a load test in
+// memory (VmRSS, its RssAnon part, and VmHWM) after a full ListBundles; and a load test in
 // which concurrent clients mix GetBundle, GetPackage and ListBundles.
 //
 // Build opm first (go build -o bin/opm ./cmd/opm), then:
@@ -70,6 +70,7 @@ type startup struct {
 	listCount int
 	listTime  time.Duration
 	rss, hwm  int64 // KiB
+	anon      int64 // KiB: RssAnon, VmRSS without the binary's and other files' pages
 }
 
 // binary is an opm under test.
@@ -99,7 +100,7 @@ func run(opms []string, catalog string, runs int, modes []string, load time.Dura
 	fmt.Printf("catalog %s: %d files, %.1f MB\n\n", catalog, files, float64(size)/1e6)
 
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "opm\tmode\truns\tSERVING best\tmedian\tworst\tCPU best\tmedian\tListBundles\tmsgs\tMB\tVmRSS MiB\tVmHWM MiB\t")
+	fmt.Fprintln(tw, "opm\tmode\truns\tSERVING best\tmedian\tworst\tCPU best\tmedian\tListBundles\tmsgs\tMB\tVmRSS MiB\tRssAnon MiB\tVmHWM MiB\t")
 	var lastAddr string
 	var lastProc *exec.Cmd
 	for mi, mode := range modes {
@@ -154,16 +155,18 @@ func run(opms []string, catalog string, runs int, modes []string, load time.Dura
 			best := slices.MinFunc(rs, func(a, b startup) int { return int(a.serving - b.serving) })
 			maxRSS := slices.MaxFunc(rs, func(a, b startup) int { return int(a.rss - b.rss) })
 			maxHWM := slices.MaxFunc(rs, func(a, b startup) int { return int(a.hwm - b.hwm) })
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%v\t%v\t%v\t%v\t%v\t%v\t%d\t%.1f\t%.1f\t%.1f\t\n", b.label, mode, runs,
+			maxAnon := slices.MaxFunc(rs, func(a, b startup) int { return int(a.anon - b.anon) })
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%v\t%v\t%v\t%v\t%v\t%v\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t\n", b.label, mode, runs,
 				serving[0].Round(time.Millisecond), serving[len(serving)/2].Round(time.Millisecond), serving[len(serving)-1].Round(time.Millisecond),
 				cpu[0].Round(10*time.Millisecond), cpu[len(cpu)/2].Round(10*time.Millisecond),
 				best.listTime.Round(time.Millisecond), best.listCount, float64(best.listBytes)/1e6,
-				float64(maxRSS.rss)/1024, float64(maxHWM.hwm)/1024)
+				float64(maxRSS.rss)/1024, float64(maxAnon.anon)/1024, float64(maxHWM.hwm)/1024)
 		}
 	}
 	tw.Flush()
 	fmt.Println("(CPU: user+system time of the process when it answered SERVING;")
-	fmt.Println(" VmRSS after a full ListBundles and VmHWM: the largest over the runs)")
+	fmt.Println(" VmRSS and RssAnon after a full ListBundles, and VmHWM: the largest over the runs;")
+	fmt.Println(" RssAnon is VmRSS without the pages of the binary, shared and clean)")
 
 	if lastProc != nil {
 		defer stop(lastProc)
@@ -222,7 +225,7 @@ func measure(opm string, args []string, timeout time.Duration, keep bool) (start
 		return fail(fmt.Errorf("ListBundles: %w", err))
 	}
 	res.listTime, res.listCount, res.listBytes = time.Since(t0), len(bundles), n
-	if res.rss, res.hwm, err = memory(cmd.Process.Pid); err != nil {
+	if res.rss, res.hwm, res.anon, err = memory(cmd.Process.Pid); err != nil {
 		return fail(err)
 	}
 	if keep {
@@ -297,11 +300,11 @@ func listBundles(ctx context.Context, c api.RegistryClient) ([][3]string, int64,
 	}
 }
 
-// memory reads VmRSS and VmHWM (KiB) from /proc/PID/status.
-func memory(pid int) (rss, hwm int64, err error) {
+// memory reads VmRSS, VmHWM and RssAnon (KiB) from /proc/PID/status.
+func memory(pid int) (rss, hwm, anon int64, err error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -320,9 +323,11 @@ func memory(pid int) (rss, hwm int64, err error) {
 			rss = n
 		case "VmHWM":
 			hwm = n
+		case "RssAnon":
+			anon = n
 		}
 	}
-	return rss, hwm, sc.Err()
+	return rss, hwm, anon, sc.Err()
 }
 
 // cpuTime reads the user and system CPU time of a process from
@@ -439,7 +444,7 @@ func loadTest(addr string, clients int, d time.Duration, pid int) error {
 		}()
 	}
 	wg.Wait()
-	rss, hwm, _ := memory(pid)
+	rss, hwm, anon, _ := memory(pid)
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "operation\tcalls\tcalls/s\tp50\tp99\t")
 	for op := -1; op < len(ops); op++ {
@@ -462,7 +467,8 @@ func loadTest(addr string, clients int, d time.Duration, pid int) error {
 			pct(lats, 50), pct(lats, 99))
 	}
 	tw.Flush()
-	fmt.Printf("errors: %d; server VmRSS %.1f MiB, VmHWM %.1f MiB after the load\n", len(errs), float64(rss)/1024, float64(hwm)/1024)
+	fmt.Printf("errors: %d; server VmRSS %.1f MiB (RssAnon %.1f MiB), VmHWM %.1f MiB after the load\n", len(errs),
+		float64(rss)/1024, float64(anon)/1024, float64(hwm)/1024)
 	if len(errs) > 0 {
 		return fmt.Errorf("load test: %d errors, first: %w", len(errs), errs[0])
 	}
