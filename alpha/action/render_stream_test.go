@@ -127,15 +127,8 @@ func TestRenderImageParsedWhileExtracted(t *testing.T) {
 			}
 
 			// Every file the walk reads was parsed during the extraction.
-			res := &Resolver{ImageOptions: anonymous, TempDir: tmp, preparse: &preparseConfig{format: declcfg.FormatJSON}}
-			src, err := res.Resolve(context.Background(), ref)
-			if err != nil {
-				t.Fatal(err)
-			}
+			src := resolvePreparsed(t, tmp, ref)
 			defer src.Close()
-			if src.pre == nil {
-				t.Fatal("no files parsed during the extraction")
-			}
 			src.pre.src.fsys = src.FS
 			files, errs := declcfg.ListFiles(src.FS)
 			if len(errs) > 0 || len(files.Catalog) != 7 {
@@ -270,15 +263,8 @@ func TestRenderImageSkipsIgnoredFiles(t *testing.T) {
 		t.Fatalf("the image renders differently from its directory: %v\n got: %.300s\nwant: %.300s", err, got, want)
 	}
 
-	res := &Resolver{ImageOptions: anonymous, TempDir: t.TempDir(), preparse: &preparseConfig{format: declcfg.FormatJSON}}
-	src, err := res.Resolve(context.Background(), ref)
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := resolvePreparsed(t, t.TempDir(), ref)
 	defer src.Close()
-	if src.pre == nil {
-		t.Fatal("no files parsed during the extraction")
-	}
 	var parsed []string
 	for k := range src.pre.files {
 		parsed = append(parsed, k.path)
@@ -357,4 +343,20 @@ func TestRenderImageOnDiskKeepsNoEarlyParse(t *testing.T) {
 	if got, err := render(t, &Resolver{ImageOptions: anonymous, TempDir: tmp}, ref); err != nil || got != want {
 		t.Errorf("the image renders differently from its directory: %v\n got: %.300s\nwant: %.300s", err, got, want)
 	}
+}
+
+// resolvePreparsed resolves the image ref as render does, parsing its
+// files while they are extracted; it fails the test when none was.
+func resolvePreparsed(t *testing.T, tmp, ref string) *Source {
+	t.Helper()
+	res := &Resolver{ImageOptions: anonymous, TempDir: tmp, preparse: &preparseConfig{format: declcfg.FormatJSON}}
+	src, err := res.Resolve(context.Background(), ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src.pre == nil {
+		src.Close()
+		t.Fatal("no files parsed during the extraction")
+	}
+	return src
 }

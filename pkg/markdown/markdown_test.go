@@ -12,12 +12,36 @@ import (
 	"golang.org/x/net/html"
 )
 
+// renderCase is a Markdown text and what its HTML must and must not hold.
+type renderCase struct {
+	name, src string
+	want      []string // substrings of the HTML
+	not       []string // substrings it must not hold (in any case)
+}
+
+// runRenderCases renders each case and checks it, and that it is safe.
+func runRenderCases(t *testing.T, cases []renderCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := Render(c.src)
+			for _, w := range c.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("Render(%q) = %q, want it to hold %q", c.src, got, w)
+				}
+			}
+			for _, n := range c.not {
+				if strings.Contains(strings.ToLower(got), strings.ToLower(n)) {
+					t.Errorf("Render(%q) = %q, holds %q", c.src, got, n)
+				}
+			}
+			checkSafe(t, got)
+		})
+	}
+}
+
 func TestRender(t *testing.T) {
-	cases := []struct {
-		name, src string
-		want      []string // substrings of the HTML
-		not       []string // substrings it must not hold
-	}{
+	cases := []renderCase{
 		{"empty", "", nil, []string{"<"}},
 		{"emphasis and headings", "# Title\n\nSome **bold** and *em* and `code`.",
 			[]string{"<h1>Title</h1>", "<strong>bold</strong>", "<em>em</em>", "<code>code</code>"}, nil},
@@ -48,22 +72,7 @@ func TestRender(t *testing.T) {
 		{"no heading ids", "# Channels\n## package", []string{"<h1>Channels</h1>"}, []string{"id="}},
 		{"html blocks", "<details><summary>x</summary>\n\ny\n\n</details>\n\n<style>body{}</style>", []string{"y"}, []string{"<details", "<style", "<summary"}},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			got := Render(c.src)
-			for _, w := range c.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("Render(%q) = %q, want it to hold %q", c.src, got, w)
-				}
-			}
-			for _, n := range c.not {
-				if strings.Contains(strings.ToLower(got), strings.ToLower(n)) {
-					t.Errorf("Render(%q) = %q, holds %q", c.src, got, n)
-				}
-			}
-			checkSafe(t, got)
-		})
-	}
+	runRenderCases(t, cases)
 }
 
 func TestRenderCutsHugeTexts(t *testing.T) {
@@ -127,11 +136,7 @@ func FuzzRender(f *testing.F) {
 // TestRenderHostile: what a hostile description tries, to get a script,
 // a script URL or a link into the page itself through: none gets through.
 func TestRenderHostile(t *testing.T) {
-	cases := []struct {
-		name, src string
-		want      []string // substrings of the HTML
-		not       []string // substrings it must not hold
-	}{
+	cases := []renderCase{
 		{"entities and controls in the scheme", "[a](jav&#x09;ascript:alert(1)) [b](&#x6A;avascript:alert(1)) [c](javascript&colon;alert(1)) [d](java%0ascript:alert(1)) [e](\x01javascript:alert(1)) [f](java\x00script:alert(1)) [g](<javascript:alert(1)>)",
 			[]string{"a b c d e f g"}, []string{"href", "<a"}},
 		{"autolinks of other schemes", "<javascript:alert(1)> <JAVASCRIPT:alert(1)> <vbscript:msgbox(1)> <data:text/html,x> <file:///etc/passwd>",
@@ -161,22 +166,7 @@ func TestRenderHostile(t *testing.T) {
 			[]string{`href="mailto:x@example.com?body=%3Cscript%3E"`, `href="mailto:b@example.com"`}, []string{"<script"}},
 		{"uppercase schemes and spaces", "[a](  HTTPS://EXAMPLE.COM  )", []string{`href="https://EXAMPLE.COM"`}, nil},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			got := Render(c.src)
-			for _, w := range c.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("Render(%q) = %q, want it to hold %q", c.src, got, w)
-				}
-			}
-			for _, n := range c.not {
-				if strings.Contains(strings.ToLower(got), strings.ToLower(n)) {
-					t.Errorf("Render(%q) = %q, holds %q", c.src, got, n)
-				}
-			}
-			checkSafe(t, got)
-		})
-	}
+	runRenderCases(t, cases)
 }
 
 // rep is u repeated to n bytes.
