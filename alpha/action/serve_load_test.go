@@ -83,12 +83,12 @@ func TestMemoryPolicy(t *testing.T) {
 	rt := &fakeRuntime{limit: 1 << 62, live: 10 << 20}
 	p := rt.policy()
 	restore := p.limit(16 << 20)
-	if rt.limit != 41<<20 {
-		t.Errorf("limit %d MiB, want 41 MiB (40 MiB plus a sixteenth of 16 MiB)", rt.limit>>20)
+	if rt.limit != 33<<20 {
+		t.Errorf("limit %d MiB, want 33 MiB (32 MiB plus a sixteenth of 16 MiB)", rt.limit>>20)
 	}
 	p.check(p.stop) // 10 MiB live: 15 MiB is below the limit
-	if rt.limit != 41<<20 {
-		t.Errorf("limit %d MiB after a check with 10 MiB live, want 41 MiB", rt.limit>>20)
+	if rt.limit != 33<<20 {
+		t.Errorf("limit %d MiB after a check with 10 MiB live, want 33 MiB", rt.limit>>20)
 	}
 	rt.live = 64 << 20
 	p.check(p.stop)
@@ -120,8 +120,8 @@ func TestMemoryPolicyOverlapping(t *testing.T) {
 		p := rt.policy()
 		a := p.limit(16 << 20)
 		b := p.limit(160 << 20)
-		if rt.limit != 91<<20 {
-			t.Errorf("limit %d MiB with both loads, want 91 MiB (41 + 50)", rt.limit>>20)
+		if rt.limit != 75<<20 {
+			t.Errorf("limit %d MiB with both loads, want 75 MiB (33 + 42)", rt.limit>>20)
 		}
 		if !firstEndsFirst {
 			a, b = b, a
