@@ -67,6 +67,7 @@ func TestParamProblemsInOrder(t *testing.T) {
 	for path, want := range map[string]string{
 		"/api/v1/packages?zz=1&yy=2":                        `unknown parameter "zz"`,
 		"/api/v1/packages?yy=2&zz=1":                        `unknown parameter "yy"`,
+		"/api/v1/packages?&=1&limit=1":                      `unknown parameter ""`,
 		"/api/v1/packages?limit=1&limit=2&yy=2":             `parameter "limit" given 2 times: give it once`,
 		"/api/v1/packages?yy=2&limit=1&limit=2":             `unknown parameter "yy"`,
 		"/api/v1/updates?package=etcd&from=a&xx=1&from=b":   `parameter "from" given 2 times: give it once`,
