@@ -57,3 +57,29 @@ func TestRepeatedParams(t *testing.T) {
 		}
 	}
 }
+
+// TestParamProblemsInOrder: a query string with several problems is
+// refused naming the first of them in the request, every time: the same
+// request gets the same answer (the parameters were checked in the order
+// of a Go map, which changes from one request to the next).
+func TestParamProblemsInOrder(t *testing.T) {
+	ts := newTestServer(t, snapshotDir(t, "../../testdata/install/community"), "community")
+	for path, want := range map[string]string{
+		"/api/v1/packages?zz=1&yy=2":                        `unknown parameter "zz"`,
+		"/api/v1/packages?yy=2&zz=1":                        `unknown parameter "yy"`,
+		"/api/v1/packages?&=1&limit=1":                      `unknown parameter ""`,
+		"/api/v1/packages?limit=1&limit=2&yy=2":             `parameter "limit" given 2 times: give it once`,
+		"/api/v1/packages?yy=2&limit=1&limit=2":             `unknown parameter "yy"`,
+		"/api/v1/updates?package=etcd&from=a&xx=1&from=b":   `parameter "from" given 2 times: give it once`,
+		"/api/v1/updates?package=etcd&x%79=1&from=a&from=b": `unknown parameter "xy"`,
+	} {
+		for range 20 {
+			resp, body := ts.do(t, "GET", path)
+			var e struct{ Error string }
+			if err := json.Unmarshal(body, &e); err != nil || resp.StatusCode != 400 || !bytes.HasPrefix([]byte(e.Error), []byte(want)) {
+				t.Errorf("%s: %d %s, want 400 %q", path, resp.StatusCode, body, want)
+				break
+			}
+		}
+	}
+}

@@ -28,6 +28,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -293,15 +294,29 @@ func jsonError(w http.ResponseWriter, r *http.Request, code int, format string, 
 // r.URL.Query drops a malformed pair ("channel=%zz"), and its Get reads
 // the first of repeated values ("from=a&from=b"), either of which would
 // answer another question than the one asked. A name ending in "..."
-// may repeat (a list). catalogd's routes do not use it: they answer as
-// catalogd does.
+// may repeat (a list). The parameters are checked in the order they
+// first appear, so that a request with several problems is always
+// answered with the first. catalogd's routes do not use it: they answer
+// as catalogd does.
 func onlyParams(w http.ResponseWriter, r *http.Request, names ...string) bool {
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		jsonError(w, r, http.StatusBadRequest, "malformed query string: %v", err)
 		return false
 	}
-	for p, vs := range q {
+	var order []string
+	for pair := range strings.SplitSeq(r.URL.RawQuery, "&") {
+		if pair == "" {
+			continue
+		}
+		key, _, _ := strings.Cut(pair, "=")
+		// It unescapes: ParseQuery did.
+		if key, _ = url.QueryUnescape(key); !slices.Contains(order, key) {
+			order = append(order, key)
+		}
+	}
+	for _, p := range order {
+		vs := q[p]
 		known, list := false, false
 		for _, n := range names {
 			if strings.TrimSuffix(n, "...") == p {

@@ -105,6 +105,9 @@ func runUpdatesOLM(cmd *cobra.Command, s Streams, g *globalOptions, cacheDir str
 	if o.olm == "both" && from == "" {
 		return &usageReport{errors.New("--olm both compares updates: give --from")}
 	}
+	if o.installedVersion != "" && from == "" {
+		return &usageReport{errors.New("--installed-version is the installed bundle's version: give --from")}
+	}
 	cats := []action.InstallCatalog{{Ref: args[0]}}
 	for _, c := range catalogs {
 		ic, err := action.ParseInstallCatalog(c)

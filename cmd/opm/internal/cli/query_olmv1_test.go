@@ -260,6 +260,9 @@ func TestQueryOLMv1Errors(t *testing.T) {
 		{[]string{"updates", cat, "-p", "plain", "--from", "1.0.0", "-c", "a", "-c", "b"}, "give several --channel only with --olm v1"},
 		{[]string{"updates", cat, "-p", "plain", "--olm", "v1", "--all"}, "--all is an OLM v0 question"},
 		{[]string{"updates", cat, "-p", "plain", "--olm", "both"}, "--olm both compares updates: give --from"},
+		// Without --from there is no installed bundle for the version to be
+		// that of: the flag would be ignored (a new ClusterExtension's answer).
+		{[]string{"updates", cat, "-p", "plain", "--olm", "v1", "--installed-version", "1.0.0"}, "--installed-version is the installed bundle's version: give --from"},
 		{[]string{"updates", cat, "-p", "plain", "--from", "1.0.0", "--olm", "v1", "--version-range", "foobar"}, `desired version range "foobar" is invalid: improper constraint: "foobar"`},
 		{[]string{"updates", cat, "-p", "plain", "--from", "1.0.0", "--olm", "v1", "--upgrade-constraint-policy", "Never"}, `invalid --upgrade-constraint-policy "Never"`},
 		{[]string{"updates", cat, "-p", "plain", "--from", "nothing", "--olm", "v1"}, `bundle "nothing" is in none of the catalogs and its name carries no version`},
