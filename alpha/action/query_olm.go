@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/fastopm/fastopm/alpha/install"
@@ -140,6 +141,13 @@ func (q *QueryOLM) load(ctx context.Context) (*olmCatalogs, error) {
 	}
 	cats := slices.Clone(q.Catalogs)
 	NameInstallCatalogs(cats)
+	for _, c := range cats {
+		// A ClusterCatalog's spec.priority is an int32 (operator-controller
+		// v1.11.0, api/v1); a CatalogSource's, OLM v0's, any int.
+		if c.Priority < math.MinInt32 || c.Priority > math.MaxInt32 {
+			return nil, fmt.Errorf("catalog %s: priority %d is out of a ClusterCatalog's range (%d to %d)", c.Name, c.Priority, math.MinInt32, math.MaxInt32)
+		}
+	}
 	loaded, err := LoadCatalogs(ctx, q.Sources, cats, q.MaxFileSize)
 	if err != nil {
 		return nil, err

@@ -6,7 +6,8 @@ import (
 )
 
 // TestDidYouMean: a package or channel near one the catalog has gets the
-// suggestion the CLI gives (pkg/suggest), in the same words, from
+// suggestion the CLI gives (pkg/suggest; in the words of `opm alpha query
+// updates`, the install route's CLI naming its catalogs instead), from
 // /api/v1/updates (as `opm alpha query updates`), /api/v1/install and
 // every other route that names a package, channel or bundle.
 func TestDidYouMean(t *testing.T) {

@@ -268,6 +268,10 @@ func TestQueryOLMv1Errors(t *testing.T) {
 		{[]string{"updates", cat, "-p", "plain", "--from", "nothing", "--olm", "v1"}, `bundle "nothing" is in none of the catalogs and its name carries no version`},
 		{[]string{"install", cat, "-p", "plain", "--olm", "v1", "--version", "1.0.0"}, "OLM v1 takes --version-range"},
 		{[]string{"install", cat, "-p", "plain", "--olm", "v1", "--selector", "a in b"}, "desired catalog selector is invalid"},
+		// A ClusterCatalog's spec.priority is an int32 (OLM v0's
+		// CatalogSource takes any int).
+		{[]string{"install", "--catalog", "big=" + cat + ",priority=2147483648", "-p", "plain", "--olm", "v1"}, `catalog big: priority 2147483648 is out of a ClusterCatalog's range (-2147483648 to 2147483647)`},
+		{[]string{"updates", cat, "--catalog", "low=" + cat + ",priority=-2147483649", "-p", "plain", "--from", "1.0.0", "--olm", "both"}, `catalog low: priority -2147483649 is out of a ClusterCatalog's range`},
 	} {
 		code, _, errOut := run(t, append([]string{"alpha", "query"}, tc.args...)...)
 		if code == 0 || !strings.Contains(errOut, tc.want) {
