@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/blang/semver/v4"
 	"github.com/spf13/cobra"
 
 	"github.com/fastopm/fastopm/alpha/action"
@@ -107,6 +108,11 @@ func runUpdatesOLM(cmd *cobra.Command, s Streams, g *globalOptions, cacheDir str
 	}
 	if o.installedVersion != "" && from == "" {
 		return &usageReport{errors.New("--installed-version is the installed bundle's version: give --from")}
+	}
+	if o.installedVersion != "" {
+		if _, err := semver.ParseTolerant(o.installedVersion); err != nil {
+			return &usageReport{fmt.Errorf("--installed-version %q is not a version: %w", o.installedVersion, err)}
+		}
 	}
 	cats := []action.InstallCatalog{{Ref: args[0]}}
 	for _, c := range catalogs {

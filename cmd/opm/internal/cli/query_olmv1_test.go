@@ -263,6 +263,9 @@ func TestQueryOLMv1Errors(t *testing.T) {
 		// Without --from there is no installed bundle for the version to be
 		// that of: the flag would be ignored (a new ClusterExtension's answer).
 		{[]string{"updates", cat, "-p", "plain", "--olm", "v1", "--installed-version", "1.0.0"}, "--installed-version is the installed bundle's version: give --from"},
+		// Refused before any catalog is read, with --olm v1 as with both.
+		{[]string{"updates", cat, "-p", "plain", "--from", "gone", "--olm", "v1", "--installed-version", "nonsense"}, `--installed-version "nonsense" is not a version: Invalid character(s)`},
+		{[]string{"updates", cat, "-p", "plain", "--from", "gone", "--olm", "both", "--installed-version", "1.x"}, `--installed-version "1.x" is not a version`},
 		{[]string{"updates", cat, "-p", "plain", "--from", "1.0.0", "--olm", "v1", "--version-range", "foobar"}, `desired version range "foobar" is invalid: improper constraint: "foobar"`},
 		{[]string{"updates", cat, "-p", "plain", "--from", "1.0.0", "--olm", "v1", "--upgrade-constraint-policy", "Never"}, `invalid --upgrade-constraint-policy "Never"`},
 		{[]string{"updates", cat, "-p", "plain", "--from", "nothing", "--olm", "v1"}, `bundle "nothing" is in none of the catalogs and its name carries no version`},
