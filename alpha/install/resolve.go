@@ -113,7 +113,10 @@ func (res *resolution) run() (*Answer, error) {
 
 // BundleOfVersion finds the starting bundle of a version (read
 // tolerantly) in the Subscription's package, and channel when it names
-// one.
+// one. When the package or the channel is not in the catalog it returns
+// "" and no error: there is no version to look for, and the resolution
+// answers as OLM does for such a Subscription (not installable, naming
+// what is missing, with its suggestion), as it does without a version.
 func (r *Resolver) BundleOfVersion(sub Subscription, version string) (string, error) {
 	want, err := semver.ParseTolerant(version)
 	if err != nil {
@@ -125,10 +128,7 @@ func (r *Resolver) BundleOfVersion(sub Subscription, version string) (string, er
 	}
 	channels, _ := cat.Channels(sub.Package)
 	if len(channels) == 0 || (sub.Channel != "" && !slices.Contains(channels, sub.Channel)) {
-		// The package or the channel is missing, not the version: say so,
-		// as the resolution would, with its suggestion.
-		res := &resolution{r: r, sub: sub, cat: cat}
-		return "", errors.New(res.notFound(1, len(channels), 0))
+		return "", nil
 	}
 	found := ""
 	for _, ch := range channels {

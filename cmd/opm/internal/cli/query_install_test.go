@@ -216,10 +216,6 @@ func TestQueryInstallErrors(t *testing.T) {
 		{[]string{community, "-p", "etcd", "--source", "nope"}, 2, `--source "nope" names none of the catalogs`},
 		{[]string{community, "-p", "etcd", "-o", "xml"}, 2, `invalid --output value "xml"`},
 		{[]string{community, "-p", "etcd", "--version", "9.9.9"}, 2, "no bundle of version 9.9.9 in package etcd of catalog community"},
-		// A package or channel that is not there is named so, not as a
-		// version missing from it.
-		{[]string{community, "-p", "etcx", "--version", "0.9.2"}, 2, `Error: package "etcx" is not in catalog community; did you mean etcd?`},
-		{[]string{community, "-p", "etcd", "-c", "stabel", "--version", "0.9.2"}, 2, `Error: package etcd of catalog community has no channel "stabel" (its channels: alpha, stable); did you mean stable?`},
 		{[]string{"--catalog", "c=" + community, "--catalog", "c=" + community, "-p", "etcd"}, 2, `two catalogs are named "c"`},
 		{[]string{filepath.Join(goldenRoot, "catalogs", "fixture-opm-bundle-without-channel"), "-p", "prometheus"}, 2, "invalid"},
 		{[]string{filepath.Join(t.TempDir(), "missing"), "-p", "x"}, 2, "no such file or directory"},
@@ -227,6 +223,29 @@ func TestQueryInstallErrors(t *testing.T) {
 		code, _, errOut := run(t, append([]string{"alpha", "query", "install"}, tc.args...)...)
 		if code != tc.code || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q, want %d and %q", tc.args, code, errOut, tc.code, tc.want)
+		}
+	}
+}
+
+// TestQueryInstallMissingWithVersion: a package or channel that is not in
+// the catalog is OLM's answer for such a Subscription, not installable
+// (exit 1), naming what is missing with its suggestion, with --version
+// (or --bundle) as without: no version is looked for in what is not there.
+func TestQueryInstallMissingWithVersion(t *testing.T) {
+	community := filepath.Join(goldenRoot, "install", "community")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-p", "etcx"}, `package "etcx" is not in catalog community; did you mean etcd?`},
+		{[]string{"-p", "etcx", "--version", "0.9.2"}, `package "etcx" is not in catalog community; did you mean etcd?`},
+		{[]string{"-p", "etcx", "--bundle", "etcdoperator.v0.9.2"}, `package "etcx" is not in catalog community; did you mean etcd?`},
+		{[]string{"-p", "etcd", "-c", "stabel"}, `package etcd of catalog community has no channel "stabel" (its channels: alpha, stable); did you mean stable?`},
+		{[]string{"-p", "etcd", "-c", "stabel", "--version", "0.9.2"}, `package etcd of catalog community has no channel "stabel" (its channels: alpha, stable); did you mean stable?`},
+	} {
+		code, out, errOut := run(t, append([]string{"alpha", "query", "install", community}, tc.args...)...)
+		if code != 1 || !strings.Contains(out, "cannot be installed") || !strings.Contains(out, tc.want) || errOut != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 1 and the answer naming %q", tc.args, code, out, errOut, tc.want)
 		}
 	}
 }
