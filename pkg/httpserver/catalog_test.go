@@ -18,15 +18,11 @@ import (
 	"github.com/fastopm/fastopm/pkg/httpserver"
 )
 
-// pageServer serves testdata/page (the hand-made markdown-test package)
-// and testdata/updates' etcd.
-func pageServer(t *testing.T) *httptest.Server {
+// copyFiles copies each file src to dir/dst, for dst, src in files,
+// making dst's directories.
+func copyFiles(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
-	dir := t.TempDir()
-	for dst, src := range map[string]string{
-		"markdown-test/catalog.yaml": "../../testdata/page/markdown-test/catalog.yaml",
-		"etcd/catalog.yaml":          "../../testdata/updates/etcd/catalog.yaml",
-	} {
+	for dst, src := range files {
 		data, err := os.ReadFile(src)
 		if err != nil {
 			t.Fatal(err)
@@ -38,6 +34,17 @@ func pageServer(t *testing.T) *httptest.Server {
 			t.Fatal(err)
 		}
 	}
+}
+
+// pageServer serves testdata/page (the hand-made markdown-test package)
+// and testdata/updates' etcd.
+func pageServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	dir := t.TempDir()
+	copyFiles(t, dir, map[string]string{
+		"markdown-test/catalog.yaml": "../../testdata/page/markdown-test/catalog.yaml",
+		"etcd/catalog.yaml":          "../../testdata/updates/etcd/catalog.yaml",
+	})
 	hs, err := httpserver.New(snapshotDir(t, dir), httpserver.Options{CatalogName: "page"})
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -38,33 +37,13 @@ func chromium(t *testing.T) string {
 func pageCatalog(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for dst, src := range map[string]string{
+	copyFiles(t, dir, map[string]string{
 		"etcd/catalog.yaml":             "../../testdata/updates/etcd/catalog.yaml",
 		"deprecations/catalog.yaml":     "../../testdata/catalogs/fixture-olm-deprecations/example-operator.v0.2.0-deprecations.yaml",
 		"kube-descheduler/catalog.json": "../../testdata/catalogs/kube-descheduler-v4.12/cluster-kube-descheduler-operator/catalog.json",
-	} {
-		data, err := os.ReadFile(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(dst)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, dst), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// cron: an update whose CRD changes scope (crds_test.go).
-	data, err := os.ReadFile(filepath.Join(writeCron(t), "catalog.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "cron"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "cron", "catalog.json"), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+		// cron: an update whose CRD changes scope (crds_test.go).
+		"cron/catalog.json": filepath.Join(writeCron(t), "catalog.json"),
+	})
 	return dir
 }
 
