@@ -22,18 +22,7 @@ func TestRegressions(t *testing.T) {
 		pkg("b", "stable").channel("b", "stable", "b.v1").bundle("b", "b.v1", "1.0.0").
 		pkg("c", "stable").channel("c", "stable", "c.v1").bundle("c", "c.v1", "1.0.0", needPkg("zzz", ">=1.0.0")).
 		load(t, "cat", 0)
-	report := func(c *Catalog) *Report {
-		r, err := NewResolver(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rep, err := r.All("", true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rep
-	}
-	got := Regressions(report(old), report(new))
+	got := Regressions(everyBundleReport(t, old), everyBundleReport(t, new))
 	if u, err := Uninstallable(old, new); err != nil || len(u) != len(got) {
 		t.Errorf("Uninstallable: %v, %v; Regressions: %v", u, err, got)
 	}
@@ -99,18 +88,7 @@ func TestUninstallableAsksOnlyWhatChanges(t *testing.T) {
 		}
 	}
 
-	all := func(c *Catalog) *Report {
-		r, err := NewResolver(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rep, err := r.All("", true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rep
-	}
-	want := Regressions(all(old), all(new))
+	want := Regressions(everyBundleReport(t, old), everyBundleReport(t, new))
 	got, err := Uninstallable(old, new)
 	if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("Uninstallable: %v, %v\nasking everything: %v", got, err, want)
@@ -129,4 +107,18 @@ func TestUninstallableAsksOnlyWhatChanges(t *testing.T) {
 	if got, err := Uninstallable(old, build(false).load(t, "cat", 0)); err != nil || got != nil {
 		t.Errorf("same catalog: %v, %v", got, err)
 	}
+}
+
+// everyBundleReport is the --all --every-bundle report of the catalog c.
+func everyBundleReport(t *testing.T, c *Catalog) *Report {
+	t.Helper()
+	r, err := NewResolver(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := r.All("", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
 }
