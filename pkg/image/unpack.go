@@ -128,12 +128,7 @@ func (o *options) unpack(ctx context.Context, img v1.Image, dst string) error {
 	for pass := 1; ; pass++ {
 		u := &unpacker{dest: diskDest{root}, limits: o.limits, sel: sel, links: map[string]v1.Hash{}}
 		if err := u.applyAll(ctx, layers); err != nil {
-			var ee *EntryError
-			if errors.As(err, &ee) {
-				ee.Image = imgName
-				return ee
-			}
-			return fmt.Errorf("image %s: %w", imgName, err)
+			return applyError(imgName, err)
 		}
 		extra := u.linkTargetsOutside()
 		if len(extra) == 0 || !fresh {
@@ -152,6 +147,17 @@ func (o *options) unpack(ctx context.Context, img v1.Image, dst string) error {
 	}
 }
 
+// applyError names the image in an error of applying its layers: an
+// *EntryError carries it, any other error is prefixed with it.
+func applyError(imgName string, err error) error {
+	var ee *EntryError
+	if errors.As(err, &ee) {
+		ee.Image = imgName
+		return ee
+	}
+	return fmt.Errorf("image %s: %w", imgName, err)
+}
+
 // unpackMem is unpack into a tree in memory, which refuses what only a
 // directory on disk handles (links) with errNeedsDisk.
 func (o *options) unpackMem(ctx context.Context, img v1.Image, t *memTree) error {
@@ -162,12 +168,7 @@ func (o *options) unpackMem(ctx context.Context, img v1.Image, t *memTree) error
 	}
 	u := &unpacker{dest: t, limits: o.limits, sel: newSelection(o.paths), links: map[string]v1.Hash{}}
 	if err := u.applyAll(ctx, layers); err != nil {
-		var ee *EntryError
-		if errors.As(err, &ee) {
-			ee.Image = imgName
-			return ee
-		}
-		return fmt.Errorf("image %s: %w", imgName, err)
+		return applyError(imgName, err)
 	}
 	if len(u.linkTargetsOutside()) > 0 {
 		return errNeedsDisk
