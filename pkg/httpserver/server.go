@@ -28,7 +28,6 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -304,18 +303,16 @@ func onlyParams(w http.ResponseWriter, r *http.Request, names ...string) bool {
 		jsonError(w, r, http.StatusBadRequest, "malformed query string: %v", err)
 		return false
 	}
-	var order []string
+	// The parameters in the order they first appear, each once; their
+	// values are q's.
+	seen := map[string]bool{}
 	for pair := range strings.SplitSeq(r.URL.RawQuery, "&") {
-		if pair == "" {
+		key, _, _ := strings.Cut(pair, "=")
+		if pair == "" || seen[key] {
 			continue
 		}
-		key, _, _ := strings.Cut(pair, "=")
-		// It unescapes: ParseQuery did.
-		if key, _ = url.QueryUnescape(key); !slices.Contains(order, key) {
-			order = append(order, key)
-		}
-	}
-	for _, p := range order {
+		seen[key] = true
+		p, _ := url.QueryUnescape(key) // it unescapes: ParseQuery did
 		vs := q[p]
 		known, list := false, false
 		for _, n := range names {
