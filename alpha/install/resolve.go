@@ -208,11 +208,7 @@ func (res *resolution) notFound(nall, npkg, nch int) string {
 	if sub.Channel != "" {
 		where = fmt.Sprintf("channel %s of %s", sub.Channel, where)
 	}
-	hint := ""
-	if c, ok := suggest.ClosestBundle(sub.StartingCSV, bundles); ok {
-		hint = "; did you mean " + c + "?"
-	}
-	return fmt.Sprintf("%s has no bundle %q%s", where, sub.StartingCSV, hint)
+	return fmt.Sprintf("%s has no bundle %q%s", where, sub.StartingCSV, suggest.BundleHint(sub.StartingCSV, bundles))
 }
 
 // subscription makes the subscription's variable and visits the bundles

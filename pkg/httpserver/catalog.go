@@ -225,11 +225,7 @@ func (s *Server) bundle(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 		}
-		hint := ""
-		if c, ok := suggest.ClosestBundle(name, names); ok {
-			hint = "; did you mean " + c + "?"
-		}
-		jsonError(w, r, http.StatusNotFound, "bundle %q not found in package %q%s", name, v.name, hint)
+		jsonError(w, r, http.StatusNotFound, "bundle %q not found in package %q%s", name, v.name, suggest.BundleHint(name, names))
 		return
 	}
 	a.Version, a.Image, a.Deprecated = b.Version.String(), b.Image, message(b.Deprecation)

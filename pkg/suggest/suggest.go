@@ -74,10 +74,20 @@ func withoutDigits(s string) string {
 
 // Hint returns "; did you mean X?" for Closest's answer, or "".
 func Hint(name string, candidates []string) string {
-	if c, ok := Closest(name, candidates); ok {
-		return "; did you mean " + c + "?"
+	return hint(Closest(name, candidates))
+}
+
+// BundleHint is Hint for bundle names: "; did you mean X?" for
+// ClosestBundle's answer, or "".
+func BundleHint(name string, candidates []string) string {
+	return hint(ClosestBundle(name, candidates))
+}
+
+func hint(c string, ok bool) string {
+	if !ok {
+		return ""
 	}
-	return ""
+	return "; did you mean " + c + "?"
 }
 
 // distance is the optimal string alignment distance between a and b, in
