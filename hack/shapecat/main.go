@@ -26,6 +26,10 @@ func main() {
 		for _, s := range shapecat.Shapes {
 			fmt.Fprintf(os.Stderr, "  %-14s %s (N=%d)\n", s.Name, s.Doc, s.N)
 		}
+		fmt.Fprintf(os.Stderr, "\nhostile shapes (named only; not written by default):\n")
+		for _, s := range shapecat.Hostile {
+			fmt.Fprintf(os.Stderr, "  %-16s %s (N=%d)\n", s.Name, s.Doc, s.N)
+		}
 	}
 	flag.Parse()
 	if *out == "" {
@@ -37,9 +41,9 @@ func main() {
 		names = shapecat.Names()
 	}
 	for _, name := range names {
-		s, ok := shapecat.Lookup(name)
+		s, ok := shapecat.LookupAny(name)
 		if !ok {
-			fmt.Fprintf(os.Stderr, "shapecat: unknown shape %q (shapes: %s)\n", name, strings.Join(shapecat.Names(), ", "))
+			fmt.Fprintf(os.Stderr, "shapecat: unknown shape %q (shapes: %s; hostile: %s)\n", name, strings.Join(shapecat.Names(), ", "), strings.Join(shapecat.HostileNames(), ", "))
 			os.Exit(2)
 		}
 		if err := write(s, filepath.Join(*out, name), *n); err != nil {
