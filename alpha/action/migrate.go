@@ -12,6 +12,7 @@ import (
 
 	"github.com/fastopm/fastopm/alpha/action/migrations"
 	"github.com/fastopm/fastopm/alpha/declcfg"
+	"github.com/fastopm/fastopm/pkg/interrupt"
 )
 
 // Migrate implements `opm migrate <catalog ref> <out dir>`: it renders a
@@ -159,6 +160,8 @@ func writeTreeWith(dir string, write func(tmp string) error) (err error) {
 		}
 		return err
 	}
+	forget := interrupt.OnExit(func() { _ = os.RemoveAll(tmp) })
+	defer forget()
 	defer func() {
 		if err != nil {
 			_ = os.RemoveAll(tmp)
@@ -170,6 +173,8 @@ func writeTreeWith(dir string, write func(tmp string) error) (err error) {
 	if err := write(tmp); err != nil {
 		return err
 	}
+	// The moves into place are not stopped halfway by a signal.
+	defer interrupt.Critical()()
 	if !exists {
 		if err := os.Rename(tmp, dir); err != nil {
 			return fmt.Errorf("move migrated catalog into %q: %w", dir, err)

@@ -103,7 +103,8 @@ type Serve struct {
 	// Logger receives the logs; nil discards them.
 	Logger *slog.Logger
 	// ShutdownGrace bounds how long in-flight calls may run after a stop
-	// signal (default 30s).
+	// signal (default 500ms: every command stops within a second of a
+	// signal, pkg/interrupt).
 	ShutdownGrace time.Duration
 	// OnServing, when set, is called with the listening address once the
 	// catalog is served.
@@ -224,7 +225,7 @@ func (s Serve) Run(ctx context.Context) (err error) {
 	log.Info("shutting down server")
 	grace := s.ShutdownGrace
 	if grace <= 0 {
-		grace = 30 * time.Second
+		grace = 500 * time.Millisecond
 	}
 	// gRPC health turns NOT_SERVING first, so /readyz fails while both
 	// servers drain.

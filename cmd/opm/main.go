@@ -5,15 +5,16 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/fastopm/fastopm/cmd/opm/internal/cli"
+	"github.com/fastopm/fastopm/pkg/interrupt"
 	"github.com/fastopm/fastopm/pkg/progress"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGINT and SIGTERM cancel the command's context; a command that has
+	// not returned shortly after is stopped (pkg/interrupt).
+	ctx, stop := interrupt.Notify(context.Background(), os.Stderr)
 	code := cli.Main(ctx, cli.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Terminal: progress.IsTerminal(os.Stderr)}, os.Args[1:])
 	stop()
 	os.Exit(code)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/fastopm/fastopm/pkg/interrupt"
 	"github.com/fastopm/fastopm/pkg/registry"
 	"github.com/fastopm/fastopm/pkg/scratch"
 )
@@ -32,6 +33,8 @@ type DirBuild struct {
 	scratch *scratch.File
 	w       *Writer
 	done    bool
+	// forget unregisters the removal of f on a signal (pkg/interrupt).
+	forget func()
 }
 
 // NewDirBuild starts a build in dir, created when missing. It first
@@ -47,22 +50,26 @@ func NewDirBuild(dir string) (*DirBuild, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create cache file: %w", err)
 	}
+	name := f.Name()
+	forget := interrupt.OnExit(func() { _ = os.Remove(name) })
 	// The scratch file is next to the cache, on the same file system, so
 	// that the final copy can stay in the kernel.
 	sc, err := scratch.Create(dir, tempPrefix+"*")
 	if err != nil {
+		forget()
 		f.Close()
 		os.Remove(f.Name())
 		return nil, fmt.Errorf("create cache file: %w", err)
 	}
 	w, err := NewWriter(sc)
 	if err != nil {
+		forget()
 		sc.Close()
 		f.Close()
 		os.Remove(f.Name())
 		return nil, err
 	}
-	return &DirBuild{dir: dir, f: f, scratch: sc, w: w}, nil
+	return &DirBuild{dir: dir, f: f, scratch: sc, w: w, forget: forget}, nil
 }
 
 // Writer stores the answers of the load: it is the load's Sink, Stash and,
@@ -100,6 +107,7 @@ func (b *DirBuild) Commit(ctx context.Context, x *registry.Index, fp Fingerprint
 		return nil, fmt.Errorf("install cache: %w", err)
 	}
 	b.done = true
+	b.forget()
 	snap.Path = final
 	return snap, nil
 }
@@ -111,6 +119,7 @@ func (b *DirBuild) Abort() {
 		return
 	}
 	b.done = true
+	b.forget()
 	b.scratch.Close()
 	b.f.Close()
 	os.Remove(b.f.Name())

@@ -43,6 +43,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/fastopm/fastopm/pkg/image"
+	"github.com/fastopm/fastopm/pkg/interrupt"
 	"github.com/fastopm/fastopm/pkg/progress"
 )
 
@@ -115,12 +116,26 @@ func sizeOf(l *fileLayer) string { return fmt.Sprintf("%.1f MB", float64(l.size)
 // Close.
 type Image struct {
 	v1.Image
-	dir string
+	dir    string
+	forget func() // unregisters the removal of dir on a signal
 }
 
 // Close removes the image's temporary files; the image is unusable
 // afterwards.
-func (i *Image) Close() error { return os.RemoveAll(i.dir) }
+func (i *Image) Close() error {
+	i.forget()
+	return os.RemoveAll(i.dir)
+}
+
+// workDir creates a build's work directory in tempDir, removed if the
+// process exits on a signal before forget is called (pkg/interrupt).
+func workDir(tempDir, pattern string) (dir string, forget func(), err error) {
+	dir, err = os.MkdirTemp(tempDir, pattern)
+	if err != nil {
+		return "", nil, fmt.Errorf("create work directory: %w", err)
+	}
+	return dir, interrupt.OnExit(func() { _ = os.RemoveAll(dir) }), nil
+}
 
 // Build builds the catalog image. The caller writes it (image.Write) and
 // then closes it.
@@ -137,12 +152,13 @@ func Build(ctx context.Context, o Options) (_ *Image, err error) {
 	}
 	created := imageTime(o.Created)
 
-	work, err := os.MkdirTemp(o.TempDir, "opm-image-build-")
+	work, forget, err := workDir(o.TempDir, "opm-image-build-")
 	if err != nil {
-		return nil, fmt.Errorf("create work directory: %w", err)
+		return nil, err
 	}
 	defer func() {
 		if err != nil {
+			forget()
 			_ = os.RemoveAll(work)
 		}
 	}()
@@ -252,7 +268,7 @@ func Build(ctx context.Context, o Options) (_ *Image, err error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Image{Image: img, dir: work}, nil
+	return &Image{Image: img, dir: work, forget: forget}, nil
 }
 
 // writeLayer writes a gzip layer file at dst holding the tree at src as

@@ -48,12 +48,13 @@ func BuildBundle(ctx context.Context, o BundleOptions) (_ *Image, err error) {
 		}
 	}
 	created := imageTime(o.Created)
-	work, err := os.MkdirTemp(o.TempDir, "opm-bundle-build-")
+	work, forget, err := workDir(o.TempDir, "opm-bundle-build-")
 	if err != nil {
-		return nil, fmt.Errorf("create work directory: %w", err)
+		return nil, err
 	}
 	defer func() {
 		if err != nil {
+			forget()
 			_ = os.RemoveAll(work)
 		}
 	}()
@@ -107,5 +108,5 @@ func BuildBundle(ctx context.Context, o BundleOptions) (_ *Image, err error) {
 	if img, err = mutate.ConfigFile(img, cf); err != nil {
 		return nil, err
 	}
-	return &Image{Image: img, dir: work}, nil
+	return &Image{Image: img, dir: work, forget: forget}, nil
 }

@@ -64,9 +64,9 @@ func (b OpmBase) Image(ctx context.Context) (*Image, error) {
 		return nil, fmt.Errorf("opm base image: the platform is required")
 	}
 	created := imageTime(b.Created)
-	work, err := os.MkdirTemp(b.TempDir, "opm-base-build-")
+	work, forget, err := workDir(b.TempDir, "opm-base-build-")
 	if err != nil {
-		return nil, fmt.Errorf("create work directory: %w", err)
+		return nil, err
 	}
 	files := []binFile{{"bin/opm", b.Opm}, {"bin/grpc_health_probe", b.Probe}}
 	if b.Graphviz != "" {
@@ -79,6 +79,7 @@ func (b OpmBase) Image(ctx context.Context) (*Image, error) {
 	})
 	if err != nil {
 		done("")
+		forget()
 		os.RemoveAll(work)
 		return nil, fmt.Errorf("opm layer: %w", err)
 	}
@@ -102,10 +103,11 @@ func (b OpmBase) Image(ctx context.Context) (*Image, error) {
 		}
 	}
 	if err != nil {
+		forget()
 		os.RemoveAll(work)
 		return nil, err
 	}
-	return &Image{Image: img, dir: work}, nil
+	return &Image{Image: img, dir: work, forget: forget}, nil
 }
 
 type binFile struct{ name, src string }

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path"
+
+	"github.com/fastopm/fastopm/pkg/interrupt"
 )
 
 // UnpackBundle implements `opm alpha bundle unpack IMAGE -o OUT`: it pulls
@@ -47,6 +49,7 @@ func UnpackBundle(ctx context.Context, ref, out string, opts ...Option) error {
 	if err != nil {
 		return fmt.Errorf("create temporary directory: %w", err)
 	}
+	defer interrupt.OnExit(func() { _ = os.RemoveAll(tmp) })()
 	defer os.RemoveAll(tmp)
 	if err := o.unpack(ctx, img, tmp); err != nil {
 		return err

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/fastopm/fastopm/pkg/interrupt"
 )
 
 // blobCache is a content-addressed store of blobs (manifests, configs,
@@ -111,7 +113,7 @@ func (c *blobCache) tee(rc io.ReadCloser, h v1.Hash, size int64) io.ReadCloser {
 	if err != nil {
 		return rc // the cache is an optimisation: stream without it
 	}
-	t := &teeCloser{rc: rc, w: tmp}
+	t := &teeCloser{rc: rc, w: tmp, forget: interrupt.OnExit(func() { _ = os.Remove(tmp.Name()) })}
 	return newVerifier(t, h, size, func(r verdict) error {
 		if r != verified || t.werr != nil {
 			return nil // teeCloser.Close removes the temporary file
@@ -148,6 +150,7 @@ type teeCloser struct {
 	w         *os.File
 	werr      error
 	committed bool
+	forget    func() // unregisters the removal of w on a signal
 }
 
 func (t *teeCloser) Read(p []byte) (int, error) {
@@ -161,6 +164,7 @@ func (t *teeCloser) Read(p []byte) (int, error) {
 }
 
 func (t *teeCloser) Close() error {
+	t.forget()
 	if !t.committed {
 		t.w.Close()
 		os.Remove(t.w.Name())

@@ -13,6 +13,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/fastopm/fastopm/pkg/bundle"
+	"github.com/fastopm/fastopm/pkg/interrupt"
 )
 
 // Labels that tell catalog images from bundle images.
@@ -175,12 +176,14 @@ func ExtractFS(ctx context.Context, ref, tmpDir string, opts ...Option) (*Extrac
 	if err != nil {
 		return nil, fmt.Errorf("create temporary directory: %w", err)
 	}
+	forget := interrupt.OnExit(func() { _ = os.RemoveAll(dst) })
 	if err := o.extractTo(ctx, x, ref, dst); err != nil {
+		forget()
 		os.RemoveAll(dst)
 		return nil, err
 	}
 	x.FS = os.DirFS(x.Dir)
-	x.close = func() error { return os.RemoveAll(dst) }
+	x.close = func() error { forget(); return os.RemoveAll(dst) }
 	return x, nil
 }
 

@@ -15,6 +15,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/fastopm/fastopm/pkg/interrupt"
 )
 
 // Streams are a command's standard input, output and error.
@@ -237,6 +239,12 @@ func Main(ctx context.Context, s Streams, args []string) int {
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return 0
+	}
+	// A command stopped by SIGINT or SIGTERM says so, whatever error its
+	// cancelled work returned, and exits as the shell reports a signal.
+	if sig := interrupt.Cause(ctx); sig != nil {
+		fmt.Fprintf(s.Err, "Error: %v\n", sig)
+		return sig.ExitCode()
 	}
 	var ce *commandError
 	var ur *usageReport
