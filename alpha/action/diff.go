@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -23,6 +24,9 @@ type DiffCatalogs struct {
 	// heads going back, ...), crd-upgrade (CheckCRDUpgrades) and
 	// uninstallable (Uninstallable).
 	Check bool
+	// Budget bounds each install question of the uninstallable rule
+	// (install.Resolver.Budget); zero: no bound.
+	Budget time.Duration
 }
 
 // DiffResult is what DiffCatalogs found.
@@ -80,7 +84,7 @@ func (d DiffCatalogs) Run(ctx context.Context) (*DiffResult, error) {
 		return err
 	})
 	eg.Go(func() (err error) {
-		uninstallable, err = Uninstallable(old.Install, new.Install)
+		uninstallable, err = Uninstallable(ctx, old.Install, new.Install, d.Budget)
 		return err
 	})
 	vs := updates.Check(old.Model, new.Model)
@@ -103,8 +107,10 @@ func (d DiffCatalogs) Run(ctx context.Context) (*DiffResult, error) {
 // OLM v0 resolves from the old catalog and not from the new one, each
 // catalog its only CatalogSource (install.Uninstallable). One that was
 // not installable from the old catalog either is not reported.
-func Uninstallable(old, new *install.Catalog) ([]updates.Violation, error) {
-	gs, err := install.Uninstallable(old, new)
+//
+// Each question gets budget (none when zero).
+func Uninstallable(ctx context.Context, old, new *install.Catalog, budget time.Duration) ([]updates.Violation, error) {
+	gs, err := install.Uninstallable(ctx, old, new, budget)
 	if err != nil {
 		return nil, fmt.Errorf("uninstallable: %w", err)
 	}
@@ -113,6 +119,11 @@ func Uninstallable(old, new *install.Catalog) ([]updates.Violation, error) {
 		what := "a new Subscription to the channel"
 		if g.StartingCSV != "" {
 			what = "a new Subscription starting at " + g.StartingCSV
+		}
+		if g.Status == install.Undecided {
+			out = append(out, updates.Violation{Package: g.Package, Channel: g.Channel, Bundle: g.StartingCSV, Rule: "uninstallable",
+				Warning: true, Undecided: true, Message: fmt.Sprintf("not decided whether %s resolves in both catalogs: %s", what, g.Why)})
+			continue
 		}
 		now := "it is unsatisfiable"
 		if g.Status == install.Failed {

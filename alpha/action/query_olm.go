@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/fastopm/fastopm/alpha/install"
 	"github.com/fastopm/fastopm/alpha/olmv1"
@@ -32,6 +33,9 @@ type QueryOLM struct {
 	BundleImages SourceResolver
 	// Both asks OLM v0 too and compares the answers.
 	Both bool
+	// Budget bounds each of OLM v0's install questions
+	// (install.Resolver.Budget); zero: no bound.
+	Budget time.Duration
 }
 
 // OLMUpdates is where OLM v1 moves an installed bundle and, with Both,
@@ -267,7 +271,8 @@ func (q *QueryOLM) Install(ctx context.Context, spec olmv1.Spec, source string) 
 	if len(spec.Channels) == 1 {
 		sub.Channel = spec.Channels[0]
 	}
-	if out.V0, err = v0r.Resolve(sub); err != nil {
+	v0r.Budget = q.Budget
+	if out.V0, err = v0r.Resolve(ctx, sub); err != nil {
 		return nil, err
 	}
 	out.Differences = installDifferences(out.V0, a, c.r)
@@ -298,7 +303,8 @@ func (q *QueryOLM) InstallAll(ctx context.Context, catalog string) (*OLMInstallA
 	if err != nil {
 		return nil, err
 	}
-	v0rep, err := v0r.All(catalog, false)
+	v0r.Budget = q.Budget
+	v0rep, err := v0r.All(ctx, catalog, false)
 	if err != nil {
 		return nil, err
 	}

@@ -1,10 +1,12 @@
 package install
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 // Report answers, for every package and channel of a catalog (or for
@@ -38,12 +40,14 @@ func (r *Report) Counts() map[Status]int {
 // ("" for the first), what a new Subscription to the channel installs;
 // with everyBundle, for every bundle of each channel too (as the
 // subscription's starting bundle), the head first.
-func (r *Resolver) All(catalog string, everyBundle bool) (*Report, error) {
-	return r.allOf(catalog, everyBundle, nil)
+// Each question gets the resolver's Budget; the error is ctx's when it is
+// done before the report is complete.
+func (r *Resolver) All(ctx context.Context, catalog string, everyBundle bool) (*Report, error) {
+	return r.allOf(ctx, catalog, everyBundle, nil)
 }
 
 // allOf is All over the packages for which keep (nil: all) reports true.
-func (r *Resolver) allOf(catalog string, everyBundle bool, keep func(pkg string) bool) (*Report, error) {
+func (r *Resolver) allOf(ctx context.Context, catalog string, everyBundle bool, keep func(pkg string) bool) (*Report, error) {
 	cat := r.Catalog(catalog)
 	if cat == nil {
 		return nil, fmt.Errorf("no catalog named %q", catalog)
@@ -65,7 +69,7 @@ func (r *Resolver) allOf(catalog string, everyBundle bool, keep func(pkg string)
 				}
 			}
 			for _, s := range subs {
-				a, err := r.Resolve(s)
+				a, err := r.Resolve(ctx, s)
 				if err != nil {
 					return nil, err
 				}
@@ -80,9 +84,7 @@ func (r *Resolver) allOf(catalog string, everyBundle bool, keep func(pkg string)
 // those it never reaches (skipped, or off the chain) by name; a channel
 // OLM cannot order by name.
 func (r *Resolver) channelOrder(c *Catalog, pkg, channel string) []*Entry {
-	r.mu.Lock()
 	ch := r.chainOf(c, pkg, channel)
-	r.mu.Unlock()
 	var out []*Entry
 	in := map[*Entry]bool{}
 	for _, e := range ch.order {
@@ -116,7 +118,7 @@ func (a *Answer) Why() string {
 			}
 			return s
 		}
-	case Failed:
+	case Failed, Undecided:
 		return strings.SplitN(a.Error, "\n", 2)[0]
 	}
 	return ""
@@ -166,8 +168,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if len(r.Answers) == 1 {
 		answers = "answer"
 	}
-	_, err := fmt.Fprintf(w, "\n%d %s: %d installable, %d unsatisfiable, %d fail to resolve\n",
-		len(r.Answers), answers, c[Installable], c[Unsatisfiable], c[Failed])
+	undecided := ""
+	if n := c[Undecided]; n > 0 {
+		undecided = fmt.Sprintf(", %d undecided", n)
+	}
+	_, err := fmt.Fprintf(w, "\n%d %s: %d installable, %d unsatisfiable, %d fail to resolve%s\n",
+		len(r.Answers), answers, c[Installable], c[Unsatisfiable], c[Failed], undecided)
 	return err
 }
 
@@ -194,7 +200,9 @@ func (g Regression) String() string {
 // and a new catalog): every subscription installable in old that is asked
 // in new too and is not installable there. Questions only one report asks
 // (a channel or bundle added or removed) are left to the other diff
-// rules.
+// rules. A question undecided in old and not installable in new may be a
+// regression: it is one, with status Undecided and why, as is one
+// installable in old and undecided in new.
 func Regressions(old, new *Report) []Regression {
 	before := map[Subscription]Status{}
 	for _, a := range old.Answers {
@@ -206,8 +214,14 @@ func Regressions(old, new *Report) []Regression {
 	for _, a := range new.Answers {
 		s := a.Subscription
 		s.Catalog = ""
-		if st, ok := before[s]; ok && st == Installable && a.Status != Installable {
+		st, ok := before[s]
+		switch {
+		case !ok || a.Status == Installable:
+		case st == Installable:
 			out = append(out, Regression{Package: s.Package, Channel: s.Channel, StartingCSV: s.StartingCSV, Status: a.Status, Why: a.Why()})
+		case st == Undecided:
+			out = append(out, Regression{Package: s.Package, Channel: s.Channel, StartingCSV: s.StartingCSV, Status: Undecided,
+				Why: fmt.Sprintf("%s now, and undecided before (%s)", a.Status, old.answer(s).Why())})
 		}
 	}
 	return out
@@ -224,7 +238,9 @@ func Regressions(old, new *Report) []Regression {
 // through other packages, on one whose bundles differ (in either
 // version). The others visit the same bundles in both versions, so they
 // get the same answer; a catalog compared with itself asks nothing.
-func Uninstallable(old, new *Catalog) ([]Regression, error) {
+//
+// Each question gets budget (none when zero); the error is ctx's.
+func Uninstallable(ctx context.Context, old, new *Catalog, budget time.Duration) ([]Regression, error) {
 	changed := changedPackages(old, new)
 	if len(changed) == 0 {
 		return nil, nil
@@ -236,17 +252,35 @@ func Uninstallable(old, new *Catalog) ([]Regression, error) {
 		if err != nil {
 			return nil, err
 		}
+		r.Budget = budget
 		rs[i] = r
-		for p := range r.dependents(changed) {
+		deps, err := r.dependents(ctx, changed)
+		if err != nil {
+			return nil, err
+		}
+		for p := range deps {
 			ask[p] = true
 		}
 	}
 	var reps [2]*Report
 	for i, r := range rs {
 		var err error
-		if reps[i], err = r.allOf("", true, func(pkg string) bool { return ask[pkg] }); err != nil {
+		if reps[i], err = r.allOf(ctx, "", true, func(pkg string) bool { return ask[pkg] }); err != nil {
 			return nil, err
 		}
 	}
 	return Regressions(reps[0], reps[1]), nil
+}
+
+// answer returns the report's answer to s (its catalog left out), or an
+// empty answer.
+func (r *Report) answer(s Subscription) *Answer {
+	for _, a := range r.Answers {
+		t := a.Subscription
+		t.Catalog = ""
+		if t == s {
+			return a
+		}
+	}
+	return &Answer{}
 }

@@ -1,6 +1,7 @@
 package install
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -23,7 +24,7 @@ func TestRegressions(t *testing.T) {
 		pkg("c", "stable").channel("c", "stable", "c.v1").bundle("c", "c.v1", "1.0.0", needPkg("zzz", ">=1.0.0")).
 		load(t, "cat", 0)
 	got := Regressions(everyBundleReport(t, old), everyBundleReport(t, new))
-	if u, err := Uninstallable(old, new); err != nil || len(u) != len(got) {
+	if u, err := Uninstallable(context.Background(), old, new, 0); err != nil || len(u) != len(got) {
 		t.Errorf("Uninstallable: %v, %v; Regressions: %v", u, err, got)
 	}
 	var keys []string
@@ -83,13 +84,13 @@ func TestUninstallableAsksOnlyWhatChanges(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := slices.Sorted(maps.Keys(r.dependents(changed))); !slices.Equal(got, want) {
+		if got := slices.Sorted(maps.Keys(mustDependents(t, r, changed))); !slices.Equal(got, want) {
 			t.Errorf("dependents %v, want %v", got, want)
 		}
 	}
 
 	want := Regressions(everyBundleReport(t, old), everyBundleReport(t, new))
-	got, err := Uninstallable(old, new)
+	got, err := Uninstallable(context.Background(), old, new, 0)
 	if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("Uninstallable: %v, %v\nasking everything: %v", got, err, want)
 	}
@@ -104,7 +105,7 @@ func TestUninstallableAsksOnlyWhatChanges(t *testing.T) {
 	}
 
 	// A catalog compared with itself: nothing changed, nothing asked.
-	if got, err := Uninstallable(old, build(false).load(t, "cat", 0)); err != nil || got != nil {
+	if got, err := Uninstallable(context.Background(), old, build(false).load(t, "cat", 0), 0); err != nil || got != nil {
 		t.Errorf("same catalog: %v, %v", got, err)
 	}
 }
@@ -116,9 +117,18 @@ func everyBundleReport(t *testing.T, c *Catalog) *Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := r.All("", true)
+	rep, err := r.All(context.Background(), "", true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return rep
+}
+
+func mustDependents(t *testing.T, r *Resolver, changed map[string]bool) map[string]bool {
+	t.Helper()
+	d, err := r.dependents(context.Background(), changed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

@@ -1,6 +1,7 @@
 package install
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -95,7 +96,7 @@ func (a *Answer) installable(res *resolution, chosen []*Entry, cands []*Entry) {
 		}
 		shown[e] = true
 		order = append(order, e)
-		for _, d := range res.r.deps[e].deps {
+		for _, d := range res.deps[e].deps {
 			var p *Entry
 			for _, c := range d.Candidates {
 				if in[c] {
@@ -123,10 +124,13 @@ func (a *Answer) installable(res *resolution, chosen []*Entry, cands []*Entry) {
 	}
 }
 
-// unsatisfiable fills in why no solution exists.
-func (a *Answer) unsatisfiable(p *problem, core []applied) {
+// unsatisfiable fills in why no solution exists; the error is ctx's.
+func (a *Answer) unsatisfiable(ctx context.Context, p *problem, core []applied) error {
 	a.Status = Unsatisfiable
-	minimal := minimalCore(p)
+	minimal, err := minimalCore(ctx, p)
+	if err != nil {
+		return err
+	}
 	if minimal == nil {
 		// The constraints can hold together, but not among the bundles
 		// OLM's search tries: report what gini blamed.
@@ -162,6 +166,7 @@ func (a *Answer) unsatisfiable(p *problem, core []applied) {
 	if len(a.Reasons) == 0 {
 		a.Reasons = []string{notSatisfiable(p, minimal)}
 	}
+	return nil
 }
 
 // reason is a constraint of a minimal unsatisfiable set in words, with
@@ -283,6 +288,14 @@ func (a *Answer) WriteText(w io.Writer) error {
 		}
 	case Failed:
 		fmt.Fprintf(&b, " fails: OLM stops before it solves:\n  %s\n", strings.ReplaceAll(a.Error, "\n", "\n  "))
+	case Undecided:
+		fmt.Fprintf(&b, " is undecided: %s\n", a.Error)
+		if len(a.Constraints) > 0 {
+			b.WriteString("\nThe constraints with the most choices:\n")
+			for _, c := range a.Constraints {
+				fmt.Fprintf(&b, "  - %s\n", c)
+			}
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -1,6 +1,7 @@
 package install
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 )
@@ -56,7 +57,7 @@ func TestCELAsOLM(t *testing.T) {
 		{"properties.exists(p, p.type == 'olm.gvk' && p.value.kind in ['k', 'K'])", "FTTFF"},
 		{"size(properties) == 0", "FFFTF"},
 	} {
-		prog, err := compileCEL(tc.rule)
+		prog, err := compileCEL(tc.rule, CELCostLimit)
 		if tc.want == "compile error" {
 			if err == nil {
 				t.Errorf("%s: compiles; OLM refuses it", tc.rule)
@@ -69,7 +70,11 @@ func TestCELAsOLM(t *testing.T) {
 		}
 		got := ""
 		for _, ps := range props {
-			if evalCEL(prog, celProperties(ps)) {
+			ok, err := evalCEL(context.Background(), prog, celProperties(ps))
+			if err != nil {
+				t.Fatalf("%s: %v", tc.rule, err)
+			}
+			if ok {
 				got += "T"
 			} else {
 				got += "F"

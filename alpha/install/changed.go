@@ -2,6 +2,7 @@ package install
 
 import (
 	"bytes"
+	"context"
 	"slices"
 )
 
@@ -95,9 +96,10 @@ func sameBundle(a, b *Bundle) bool {
 // them may satisfy, directly or through other packages. An answer depends
 // only on the bundles a resolution visits: the subscription's package's
 // and, transitively, those that match its bundles' dependencies.
-func (r *Resolver) dependents(changed map[string]bool) map[string]bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+//
+// The error is ctx's, or a CEL rule's past its cost limit.
+func (r *Resolver) dependents(ctx context.Context, changed map[string]bool) (map[string]bool, error) {
+	x := &eval{ctx: ctx}
 	// users[q] are the packages with a bundle that may depend on one of
 	// package q.
 	users := map[string]map[string]bool{}
@@ -116,7 +118,11 @@ func (r *Resolver) dependents(changed map[string]bool) map[string]bool {
 		for _, p := range preds {
 			// Every match, not only the candidates: a matching channel
 			// that OLM cannot order fails the resolution too.
-			for _, m := range r.find(p) {
+			ms := r.find(x, p)
+			if x.err != nil {
+				return nil, x.err
+			}
+			for _, m := range ms {
 				u := users[m.Package()]
 				if u == nil {
 					u = map[string]bool{}
@@ -142,5 +148,5 @@ func (r *Resolver) dependents(changed map[string]bool) map[string]bool {
 			}
 		}
 	}
-	return out
+	return out, nil
 }

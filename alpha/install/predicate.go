@@ -2,10 +2,13 @@ package install
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/blang/semver/v4"
 	"github.com/google/cel-go/cel"
@@ -19,16 +22,43 @@ import (
 // people; key tells predicates apart (String does not: OLM writes
 // and/or/not without brackets).
 type predicate interface {
-	test(e *Entry) bool
+	// test reports whether e satisfies the predicate. A test that cannot
+	// be decided (a CEL rule past its cost limit, the question's budget
+	// spent) records why in x and returns false: the caller stops at x.err
+	// before it uses any answer.
+	test(x *eval, e *Entry) bool
 	String() string
 	words() string
 	key() string
 }
 
+// eval is one question's evaluation of predicates: its context (its
+// budget, and its asker still waiting), and the first reason it could not
+// decide a test.
+type eval struct {
+	ctx context.Context
+	err error
+	// deadline is when the question's budget is spent (zero: never);
+	// expire spends it, ending ctx.
+	deadline time.Time
+	expire   func()
+}
+
+// stop records ctx's error and reports whether the question must stop.
+func (x *eval) stop() bool {
+	if x.err == nil {
+		if !x.deadline.IsZero() && !time.Now().Before(x.deadline) {
+			x.expire()
+		}
+		x.err = x.ctx.Err()
+	}
+	return x.err != nil
+}
+
 // gvkPredicate: the bundle provides an API (an olm.gvk property).
 type gvkPredicate GVK
 
-func (p gvkPredicate) test(e *Entry) bool {
+func (p gvkPredicate) test(x *eval, e *Entry) bool {
 	for _, g := range e.Bundle.gvks {
 		if g == GVK(p) {
 			return true
@@ -47,7 +77,7 @@ func (p gvkPredicate) key() string   { return "gvk(" + GVK(p).String() + ")" }
 // or its package).
 type pkgPredicate string
 
-func (p pkgPredicate) test(e *Entry) bool {
+func (p pkgPredicate) test(x *eval, e *Entry) bool {
 	for _, pp := range e.Bundle.packages {
 		if pp.PackageName == string(p) {
 			return true
@@ -67,7 +97,7 @@ type versionPredicate struct {
 	str string
 }
 
-func (p versionPredicate) test(e *Entry) bool {
+func (p versionPredicate) test(x *eval, e *Entry) bool {
 	for _, pp := range e.Bundle.packages {
 		if v, err := semver.Parse(pp.Version); err == nil && p.r(v) {
 			return true
@@ -83,7 +113,7 @@ func (p versionPredicate) key() string    { return "version(" + p.str + ")" }
 // labelPredicate: the bundle has an olm.label property with the label.
 type labelPredicate string
 
-func (p labelPredicate) test(e *Entry) bool {
+func (p labelPredicate) test(x *eval, e *Entry) bool {
 	for _, l := range e.Bundle.labels {
 		if l == string(p) {
 			return true
@@ -100,9 +130,19 @@ func (p labelPredicate) key() string    { return "label(" + string(p) + ")" }
 type celPredicate struct {
 	program       cel.Program
 	rule, failMsg string
+	limit         uint64 // the program's cost limit
 }
 
-func (p *celPredicate) test(e *Entry) bool { return evalCEL(p.program, e.Bundle.cel()) }
+func (p *celPredicate) test(x *eval, e *Entry) bool {
+	if x.err != nil {
+		return false
+	}
+	ok, err := evalCEL(x.ctx, p.program, e.Bundle.cel())
+	if err != nil {
+		x.err = &celError{rule: p.rule, bundle: e, err: err, limit: p.limit}
+	}
+	return ok
+}
 
 func (p *celPredicate) String() string {
 	return fmt.Sprintf("with constraint: %q and message: %q", p.rule, p.failMsg)
@@ -125,25 +165,25 @@ type (
 	notPredicate []predicate
 )
 
-func (p andPredicate) test(e *Entry) bool {
+func (p andPredicate) test(x *eval, e *Entry) bool {
 	for _, q := range p {
-		if !q.test(e) {
+		if !q.test(x, e) {
 			return false
 		}
 	}
 	return true
 }
 
-func (p orPredicate) test(e *Entry) bool {
+func (p orPredicate) test(x *eval, e *Entry) bool {
 	for _, q := range p {
-		if q.test(e) {
+		if q.test(x, e) {
 			return true
 		}
 	}
 	return false
 }
 
-func (p notPredicate) test(e *Entry) bool { return !orPredicate(p).test(e) }
+func (p notPredicate) test(x *eval, e *Entry) bool { return !orPredicate(p).test(x, e) }
 
 func join(ps []predicate, f func(predicate) string, sep string) string {
 	s := make([]string, len(ps))
@@ -218,7 +258,18 @@ const maxConstraintSize = 2 << 16
 // compiler turns dependency properties into predicates, compiling each
 // distinct CEL rule once.
 type compiler struct {
+	// costLimit is each CEL evaluation's (CELCostLimit when zero).
+	costLimit uint64
+
+	mu       sync.Mutex
 	programs map[string]cel.Program
+}
+
+func (c *compiler) limit() uint64 {
+	if c.costLimit == 0 {
+		return CELCostLimit
+	}
+	return c.costLimit
 }
 
 // dependencies returns the predicates of a bundle's own properties that
@@ -316,18 +367,22 @@ func (c *compiler) constraint(oc olmConstraint) (predicate, error) {
 		subs, err := c.constraints(oc.Not.Constraints)
 		return notPredicate(subs), err
 	case oc.Cel != nil:
+		c.mu.Lock()
 		prog, ok := c.programs[oc.Cel.Rule]
+		c.mu.Unlock()
 		if !ok {
 			var err error
-			if prog, err = compileCEL(oc.Cel.Rule); err != nil {
+			if prog, err = compileCEL(oc.Cel.Rule, c.limit()); err != nil {
 				return nil, err
 			}
+			c.mu.Lock()
 			if c.programs == nil {
 				c.programs = map[string]cel.Program{}
 			}
 			c.programs[oc.Cel.Rule] = prog
+			c.mu.Unlock()
 		}
-		return &celPredicate{program: prog, rule: oc.Cel.Rule, failMsg: oc.FailureMessage}, nil
+		return &celPredicate{program: prog, rule: oc.Cel.Rule, failMsg: oc.FailureMessage, limit: c.limit()}, nil
 	}
 	return nil, errEmptyConstraint
 }

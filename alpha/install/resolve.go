@@ -1,10 +1,12 @@
 package install
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/blang/semver/v4"
 
@@ -39,6 +41,10 @@ const (
 	// Failed: OLM stops before it solves (a channel it cannot order, a
 	// constraint it cannot read, two bundles it cannot tell apart).
 	Failed Status = "error"
+	// Undecided: the question was not decided within the resolver's
+	// budget, or a CEL rule costs more than CELCostLimit: not an answer of
+	// OLM's (which has no bound), ours. The Error says which.
+	Undecided Status = "undecided"
 )
 
 // resolution is one question being answered: OLM's variables as they are
@@ -47,6 +53,9 @@ type resolution struct {
 	r   *Resolver
 	sub Subscription
 	cat *Catalog
+	x   *eval
+	// deps are the dependencies of the entries visited.
+	deps map[*Entry]*entryDeps
 
 	visited map[*Entry]bool
 	// ids maps an identifier to the entry whose variable holds it now: OLM
@@ -59,34 +68,71 @@ type resolution struct {
 }
 
 // Resolve answers what OLM installs for sub. The error is for a question
-// that names no catalog the resolver has; OLM's own failures are answers.
-func (r *Resolver) Resolve(sub Subscription) (*Answer, error) {
+// that names no catalog the resolver has, or ctx's error when ctx is done
+// before the answer; OLM's own failures are answers, and so is a question
+// left undecided within the resolver's Budget (Undecided).
+func (r *Resolver) Resolve(ctx context.Context, sub Subscription) (*Answer, error) {
 	cat := r.Catalog(sub.Catalog)
 	if cat == nil {
 		return nil, fmt.Errorf("no catalog named %q", sub.Catalog)
 	}
 	sub.Catalog = cat.Name
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	res := &resolution{r: r, sub: sub, cat: cat, visited: map[*Entry]bool{}, ids: map[string]*Entry{}}
-	return res.run()
+	// The question's context: ctx's, ended with errBudget when the budget
+	// is spent.
+	qctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	x := &eval{ctx: qctx, expire: func() { cancel(errBudget) }}
+	if r.Budget > 0 {
+		// A timer ends the context (for what waits on it: gini's solve,
+		// CEL), and every check looks at the clock too, so that a budget
+		// shorter than the timer's delay is spent all the same.
+		x.deadline = time.Now().Add(r.Budget)
+		t := time.AfterFunc(r.Budget, x.expire)
+		defer t.Stop()
+	}
+	res := &resolution{r: r, sub: sub, cat: cat, x: x, deps: map[*Entry]*entryDeps{},
+		visited: map[*Entry]bool{}, ids: map[string]*Entry{}}
+	a, p, err := res.run()
+	if err == nil {
+		return a, nil
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if errors.Is(context.Cause(qctx), errBudget) || errors.Is(err, errCELCost) {
+		return res.undecided(p, err), nil
+	}
+	return nil, err
 }
 
-func (res *resolution) run() (*Answer, error) {
+// errBudget ends a question's context when its budget is spent.
+var errBudget = errors.New("the question's budget is spent")
+
+// run answers the question; on an error it returns the problem as far as
+// it was made (nil before the solver's input is complete).
+func (res *resolution) run() (*Answer, *problem, error) {
 	a := &Answer{Subscription: res.sub}
+	if res.x.stop() {
+		return nil, nil, res.x.err
+	}
 	subVar, cands, err := res.subscription()
+	if res.x.err != nil {
+		return nil, nil, res.x.err
+	}
 	if err != nil {
 		a.fail(err)
-		return a, nil
+		return a, nil, nil
 	}
 	p := res.problem(subVar)
-	sol, err := solve(p)
+	sol, err := solve(res.x, p)
 	if err != nil {
-		return nil, err
+		return nil, p, err
 	}
 	if sol.unsat {
-		a.unsatisfiable(p, sol.core)
-		return a, nil
+		if err := a.unsatisfiable(res.x.ctx, p, sol.core); err != nil {
+			return nil, p, err
+		}
+		return a, p, nil
 	}
 	// OLM finds each chosen bundle again by catalog, channel and name; two
 	// bundles of that identity fail the resolution.
@@ -105,10 +151,10 @@ func (res *resolution) run() (*Answer, error) {
 	}
 	if len(errs) > 0 {
 		a.fail(errors.Join(errs...))
-		return a, nil
+		return a, p, nil
 	}
 	a.installable(res, chosen, cands)
-	return a, nil
+	return a, p, nil
 }
 
 // BundleOfVersion finds the starting bundle of a version (read
@@ -295,6 +341,9 @@ func (res *resolution) subscription() (*variable, []*Entry, error) {
 			}
 		}
 		res.bundles(slices.Clone(stack))
+		if res.x.err != nil {
+			return nil, nil, nil
+		}
 		if len(res.errs) > 0 {
 			return nil, nil, errors.Join(res.errs...)
 		}
@@ -339,7 +388,11 @@ func (res *resolution) bundles(stack []*Entry) {
 			continue
 		}
 		res.visited[e] = true
-		d := res.r.dependencies(e)
+		d := res.r.dependencies(res.x, e)
+		if d == nil { // the question stopped (res.x.err)
+			return
+		}
+		res.deps[e] = d
 		if d.err != nil {
 			res.errs = append(res.errs, d.err)
 			if d.deps == nil {
@@ -376,7 +429,7 @@ func (res *resolution) problem(sub *variable) *problem {
 		if e.Bundle.deprecated {
 			v.cons = append(v.cons, constraint{kind: prohibited, msg: fmt.Sprintf("bundle %s is deprecated", id)})
 		}
-		for _, d := range res.r.deps[e].deps {
+		for _, d := range res.deps[e].deps {
 			ids := make([]string, len(d.Candidates))
 			for i, c := range d.Candidates {
 				ids[i] = c.id()

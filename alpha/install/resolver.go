@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Resolver answers install questions over a set of catalogs, as OLM v0's
@@ -14,9 +15,10 @@ import (
 // pkg/controller/registry/resolver, resolver.go) does for a new
 // Subscription in a namespace where nothing is installed yet, and where
 // every catalog is a CatalogSource of the same namespace. It is safe for
-// use by several goroutines; what it learns about the catalogs (the
-// order of each channel, the providers of each dependency) is kept for
-// the next question.
+// use by several goroutines, which it answers at the same time; what it
+// learns about the catalogs (the order of each channel, the providers of
+// each dependency) is kept for the next question, but for what a question
+// stopped before it had learnt in full.
 type Resolver struct {
 	// catalogs in OLM's order when no catalog is preferred: higher
 	// priority first, then by name.
@@ -28,11 +30,20 @@ type Resolver struct {
 	byGVK map[GVK][]*Entry
 	byPkg map[string][]*Entry
 
-	mu       sync.Mutex
+	// Budget bounds the time of one question (Resolve); past it the
+	// answer is Undecided. Zero: no bound, as in OLM. Set it before the
+	// first question.
+	Budget time.Duration
+
 	compiler compiler
-	chains   map[chainKey]*chain
-	matches  map[string][]*Entry
-	deps     map[*Entry]*entryDeps
+	// mu guards the maps below, which hold what is learnt; it is never
+	// held while anything is computed. Two questions that need the same
+	// thing at the same time may both compute it (the same answer); the
+	// first stored is kept.
+	mu      sync.Mutex
+	chains  map[chainKey]*chain
+	matches map[string][]*Entry
+	deps    map[*Entry]*entryDeps
 }
 
 type chainKey struct {
@@ -137,17 +148,34 @@ func (r *Resolver) Catalog(name string) *Catalog {
 // OLM's preference when none is preferred.
 func (r *Resolver) Catalogs() []*Catalog { return r.catalogs }
 
-// chainOf returns a channel of a catalog in OLM's order. r.mu is held.
+// chainOf returns a channel of a catalog in OLM's order.
 func (r *Resolver) chainOf(c *Catalog, pkg, channel string) *chain {
 	k := chainKey{c, pkg, channel}
-	if ch, ok := r.chains[k]; ok {
+	r.mu.Lock()
+	ch, ok := r.chains[k]
+	r.mu.Unlock()
+	if ok {
 		return ch
 	}
 	order, err := sortChannel(c.Entries(pkg, channel))
-	ch := &chain{order: order, err: err}
-	r.chains[k] = ch
-	return ch
+	return remember(r, r.chains, k, &chain{order: order, err: err})
 }
+
+// remember stores v under k in m (one of r's maps) unless a value is
+// there already, and returns the value stored.
+func remember[K comparable, V any](r *Resolver, m map[K]V, k K, v V) V {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if old, ok := m[k]; ok {
+		return old
+	}
+	m[k] = v
+	return v
+}
+
+// checkEvery is how many bundles a loop over a catalog's bundles tests
+// between two looks at the question's context.
+const checkEvery = 64
 
 // sortChannel orders a channel's entries as OLM does: the replaces chain
 // from the head down, leaving out every entry another one skips. A
@@ -226,20 +254,28 @@ func sortChannel(entries []*Entry) ([]*Entry, error) {
 }
 
 // find returns the entries of every catalog that satisfy p, catalogs in
-// order. r.mu is held.
-func (r *Resolver) find(p predicate) []*Entry {
+// order; nil and x.err when the question stopped.
+func (r *Resolver) find(x *eval, p predicate) []*Entry {
 	k := p.key()
-	if m, ok := r.matches[k]; ok {
+	r.mu.Lock()
+	m, ok := r.matches[k]
+	r.mu.Unlock()
+	if ok {
 		return m
 	}
 	var out []*Entry
-	for _, e := range r.superset(p) {
-		if p.test(e) {
+	for i, e := range r.superset(p) {
+		if i%checkEvery == 0 && x.stop() {
+			return nil
+		}
+		if p.test(x, e) {
 			out = append(out, e)
 		}
 	}
-	r.matches[k] = out
-	return out
+	if x.err != nil {
+		return nil
+	}
+	return remember(r, r.matches, k, out)
 }
 
 // superset returns entries among which every match of p is, in order.
@@ -262,17 +298,19 @@ func (r *Resolver) superset(p predicate) []*Entry {
 }
 
 // dependencies returns an entry's dependencies with their candidates, as
-// getBundleVariables computes them. r.mu is held.
-func (r *Resolver) dependencies(e *Entry) *entryDeps {
-	if d, ok := r.deps[e]; ok {
+// getBundleVariables computes them; nil when the question stopped (x.err).
+func (r *Resolver) dependencies(x *eval, e *Entry) *entryDeps {
+	r.mu.Lock()
+	d, ok := r.deps[e]
+	r.mu.Unlock()
+	if ok {
 		return d
 	}
-	d := &entryDeps{}
-	r.deps[e] = d
+	d = &entryDeps{}
 	preds, from, err := r.compiler.dependencies(e.Bundle.Properties[:e.Bundle.own])
 	if err != nil {
 		d.err = fmt.Errorf("bundle %s (%s): %w", e.Name(), e.Bundle.Source, err)
-		return d
+		return remember(r, r.deps, e, d)
 	}
 	seen := map[string]bool{}
 	var errs []error
@@ -284,7 +322,10 @@ func (r *Resolver) dependencies(e *Entry) *entryDeps {
 			continue
 		}
 		seen[p.key()] = true
-		cands, err := r.candidates(e, p)
+		cands, err := r.candidates(x, e, p)
+		if x.err != nil {
+			return nil
+		}
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -292,18 +333,18 @@ func (r *Resolver) dependencies(e *Entry) *entryDeps {
 		d.deps = append(d.deps, &Dependency{Of: e, Property: from[i], pred: p, Candidates: cands})
 	}
 	d.err = errors.Join(errs...)
-	return d
+	return remember(r, r.deps, e, d)
 }
 
 // candidates lists the entries that satisfy p for the dependent e, in
 // OLM's order: every channel with at least one match is taken whole,
 // sorted (sortBundles), and then filtered by p.
-func (r *Resolver) candidates(e *Entry, p predicate) ([]*Entry, error) {
+func (r *Resolver) candidates(x *eval, e *Entry, p predicate) ([]*Entry, error) {
 	type source struct {
 		catalog      *Catalog
 		pkg, channel string
 	}
-	matches := r.find(p)
+	matches := r.find(x, p)
 	if len(matches) == 0 {
 		return nil, nil
 	}
@@ -339,9 +380,12 @@ func (r *Resolver) candidates(e *Entry, p predicate) ([]*Entry, error) {
 			if ch.err != nil {
 				return nil, ch.err
 			}
-			for _, x := range ch.order {
-				if p.test(x) {
-					out = append(out, x)
+			for i, b := range ch.order {
+				if i%checkEvery == 0 && x.stop() {
+					return nil, nil
+				}
+				if p.test(x, b) {
+					out = append(out, b)
 				}
 			}
 		}

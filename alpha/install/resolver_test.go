@@ -1,6 +1,7 @@
 package install
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -42,7 +43,7 @@ func runCases(t *testing.T, cases []resolveCase) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			a, err := r.Resolve(tc.sub)
+			a, err := r.Resolve(context.Background(), tc.sub)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,10 +2,12 @@ package install
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/go-air/gini"
 	"github.com/go-air/gini/inter"
@@ -176,8 +178,11 @@ type solution struct {
 	core []applied
 }
 
-// solve runs OLM's solver on p.
-func solve(p *problem) (*solution, error) {
+// solve runs OLM's solver on p. It stops with ctx's error when ctx is
+// done first: OLM's own solver has no bound (it is given context.TODO()),
+// ours stops at the question's budget or when the asker goes away.
+func solve(x *eval, p *problem) (*solution, error) {
+	ctx := x.ctx
 	e := encode(p)
 	g := gini.New()
 	e.c.ToCnf(g)
@@ -187,8 +192,11 @@ func solve(p *problem) (*solution, error) {
 	outcome, _ := g.Test(nil)
 	var guessed map[z.Lit]bool
 	if outcome != sat && outcome != unsat {
-		s := &search{g: g, e: e}
+		s := &search{ctx: ctx, x: x, g: g, e: e}
 		outcome, assumptions, guessed = s.run(assumptions)
+		if s.err != nil {
+			return nil, s.err
+		}
 	}
 	switch outcome {
 	case sat:
@@ -213,7 +221,11 @@ func solve(p *problem) (*solution, error) {
 		g.Test(nil)
 		for w := 0; w <= cs.N(); w++ {
 			g.Assume(cs.Leq(w))
-			if g.Solve() == sat {
+			r, err := solveCtx(ctx, g)
+			if err != nil {
+				return nil, err
+			}
+			if r == sat {
 				var sel []int
 				for i, m := range e.lits {
 					if g.Value(m) {
@@ -300,14 +312,14 @@ func (c *constraint) text(p *problem, v int) string {
 // leaves the rest unsatisfiable. It returns nil when the constraints
 // together are satisfiable (the search found no solution among its
 // preferences, which OLM reports too).
-func minimalCore(p *problem) []applied {
+func minimalCore(ctx context.Context, p *problem) ([]applied, error) {
 	e := encode(p)
 	g := gini.New()
 	e.c.ToCnf(g)
 	all := slices.Clone(e.order)
 	g.Assume(all...)
-	if g.Solve() != unsat {
-		return nil
+	if r, err := solveCtx(ctx, g); r != unsat || err != nil {
+		return nil, err
 	}
 	var core []z.Lit
 	for _, m := range g.Why(nil) {
@@ -320,7 +332,11 @@ func minimalCore(p *problem) []applied {
 	for i := 0; i < len(core); {
 		rest := slices.Concat(core[:i], core[i+1:])
 		g.Assume(rest...)
-		if g.Solve() == unsat {
+		r, err := solveCtx(ctx, g)
+		if err != nil {
+			return nil, err
+		}
+		if r == unsat {
 			core = rest
 			continue
 		}
@@ -331,14 +347,66 @@ func minimalCore(p *problem) []applied {
 		out[i] = e.outputs[m]
 	}
 	slices.SortStableFunc(out, func(a, b applied) int { return cmp.Compare(e.text(a), e.text(b)) })
-	return out
+	return out, nil
+}
+
+// Test hooks: testHookSearch runs at each step of the search, with the
+// question's context and the function that spends its budget;
+// testHookSolving runs once gini solves in its goroutine.
+var (
+	testHookSearch  func(ctx context.Context, expire func())
+	testHookSolving func()
+)
+
+// solveCtx is g.Solve(), stopped when ctx is done (then it returns ctx's
+// error, and g must not be used again). gini's own Try takes a duration,
+// not a context, and does not stop for a cancellation: the solve runs in
+// gini's goroutine (GoSolve), and is asked for its result at growing
+// intervals, from a few microseconds (most of OLM's solves end within
+// them) to a millisecond, until ctx is done; then it is stopped (gini
+// checks for a stop every 20,000 propagations).
+func solveCtx(ctx context.Context, g *gini.Gini) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return unknown, err
+	}
+	if ctx.Done() == nil {
+		return g.Solve(), nil
+	}
+	sv := g.GoSolve()
+	if testHookSolving != nil {
+		testHookSolving()
+	}
+	var timer *time.Timer
+	for wait := 2 * time.Microsecond; ; wait = min(2*wait, time.Millisecond) {
+		if r, done := sv.Test(); done {
+			if timer != nil {
+				timer.Stop()
+			}
+			return r, nil
+		}
+		if timer == nil {
+			timer = time.NewTimer(wait)
+		} else {
+			timer.Reset(wait)
+		}
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			sv.Stop()
+			return unknown, ctx.Err()
+		case <-timer.C:
+		}
+	}
 }
 
 // search guesses variables in preference order: the anchors first, then,
 // breadth first, the candidates of each dependency of every variable
 // guessed, most preferred first, backtracking on a dead end.
 type search struct {
-	g       inter.S
+	ctx     context.Context
+	x       *eval // the question: its budget
+	err     error // ctx's error, once the search stopped for it
+	g       *gini.Gini
 	e       *encoding
 	assumed map[z.Lit]bool
 	guesses []guess
@@ -422,8 +490,21 @@ func (s *search) run(anchors []z.Lit) (int, []z.Lit, map[z.Lit]bool) {
 		s.choices = append(s.choices, choice{candidates: []z.Lit{m}})
 	}
 	for {
+		// OLM's search can take exponential time (a pigeonhole of
+		// conflicting providers); ours stops when ctx is done.
+		if testHookSearch != nil {
+			testHookSearch(s.ctx, s.x.expire)
+		}
+		if s.x.stop() {
+			s.err = s.x.err
+			return unknown, nil, nil
+		}
 		if len(s.choices) == 0 && s.result == unknown {
-			s.result = s.g.Solve()
+			var err error
+			if s.result, err = solveCtx(s.ctx, s.g); err != nil {
+				s.err = err
+				return unknown, nil, nil
+			}
 		}
 		if s.result == unsat {
 			if len(s.guesses) == 0 {

@@ -1,6 +1,7 @@
 package install
 
 import (
+	"context"
 	"slices"
 	"testing"
 )
@@ -112,7 +113,7 @@ func TestSolve(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := build(t, tc.vars)
-			sol, err := solve(p)
+			sol, err := solve(&eval{ctx: context.Background()}, p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,7 +134,7 @@ func TestSolve(t *testing.T) {
 			}
 			// The minimal core is a subset of the constraints that is
 			// itself unsatisfiable, and only for unsatisfiable problems.
-			minimal := minimalCore(p)
+			minimal := mustCore(t, p)
 			if (len(minimal) > 0) != (tc.core != nil) {
 				t.Errorf("minimal core %v for a problem whose OLM core is %v", minimal, core)
 			}
@@ -150,7 +151,7 @@ func TestMinimalCore(t *testing.T) {
 		v("b", proh()),                   // b is prohibited
 		v("x", mand(), dep("y")), v("y"), // satisfiable, unrelated
 	})
-	core := minimalCore(p)
+	core := mustCore(t, p)
 	var got []string
 	for _, a := range core {
 		got = append(got, a.c.text(p, a.v))
@@ -159,4 +160,13 @@ func TestMinimalCore(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("minimal core %q, want %q", got, want)
 	}
+}
+
+func mustCore(t *testing.T, p *problem) []applied {
+	t.Helper()
+	core, err := minimalCore(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return core
 }

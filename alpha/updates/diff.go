@@ -43,6 +43,10 @@ type Violation struct {
 	// Already marks a stranded bundle that could not reach its head in
 	// OLD either: a warning.
 	Already bool `json:"alreadyInOld,omitempty"`
+	// Undecided marks a question the rule could not decide within its
+	// budget (uninstallable): a warning, and the check exits 2 when
+	// nothing failed.
+	Undecided bool `json:"undecided,omitempty"`
 }
 
 // Diff lists what changed from old to new, sorted by package, channel,

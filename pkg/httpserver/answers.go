@@ -3,7 +3,6 @@ package httpserver
 import (
 	"bytes"
 	"cmp"
-	"container/list"
 	"context"
 	"fmt"
 	"mime"
@@ -146,6 +145,10 @@ type view struct {
 	svg   map[string][]byte // by channel ("" for every channel)
 
 	crds viewCRDs // read when an update is first asked for (crds.go)
+
+	// size is what the decoded package holds in memory, about: the
+	// bytes of its lines (the cache's weight, viewcache.go).
+	size int64
 }
 
 // view returns the decoded package, or nil when the catalog has no such
@@ -156,7 +159,13 @@ func (s *Server) view(name string) (*view, error) {
 	}
 	// Not the request's context: other requests may wait for the same
 	// decode, and it is bounded by the package's size.
-	return s.views.get(name, func() (*view, error) { return s.decode(context.Background(), name) })
+	return s.views.get(name, func() (*view, int64, error) {
+		v, err := s.decode(context.Background(), name)
+		if err != nil {
+			return nil, 0, err
+		}
+		return v, v.size, nil
+	})
 }
 
 // decode reads the package's lines: its olm.package blob and every blob
@@ -185,6 +194,7 @@ func (s *Server) decode(ctx context.Context, name string) (*view, error) {
 		schema, pkg, nm := l.Meta(int(i))
 		b := &declcfg.Blob{Meta: declcfg.Meta{Schema: schema, Package: pkg, Name: nm, JSON: bytes.TrimSuffix(buf, []byte("\n"))},
 			Path: "catalog.jsonl", Index: n, Line: int(i) + 1, Col: 1}
+		v.size += size
 		mb.AddBlob(b)
 		if err := gb.AddBlob(b); err != nil {
 			return nil, fmt.Errorf("package %q: %w", name, err)
@@ -211,56 +221,6 @@ func (s *Server) decode(ctx context.Context, name string) (*view, error) {
 	v.descriptionHTML = markdown.Render(v.description)
 	v.operator = s.headDetails(m[name])
 	return v, nil
-}
-
-// viewCache keeps the packages asked for last.
-type viewCache struct {
-	max int
-
-	mu      sync.Mutex
-	order   *list.List // of *viewEntry, most recent first
-	entries map[string]*list.Element
-}
-
-type viewEntry struct {
-	name string
-	once sync.Once
-	v    *view
-	err  error
-}
-
-func newViewCache(max int) *viewCache {
-	return &viewCache{max: max, order: list.New(), entries: map[string]*list.Element{}}
-}
-
-// get returns the view of name, decoding it once however many requests
-// ask at the same time. A failed decode is not kept.
-func (c *viewCache) get(name string, decode func() (*view, error)) (*view, error) {
-	c.mu.Lock()
-	el, ok := c.entries[name]
-	if ok {
-		c.order.MoveToFront(el)
-	} else {
-		el = c.order.PushFront(&viewEntry{name: name})
-		c.entries[name] = el
-		for c.order.Len() > c.max {
-			last := c.order.Back()
-			c.order.Remove(last)
-			delete(c.entries, last.Value.(*viewEntry).name)
-		}
-	}
-	e := el.Value.(*viewEntry)
-	c.mu.Unlock()
-	e.once.Do(func() { e.v, e.err = decode() })
-	if e.err != nil {
-		c.mu.Lock()
-		if cur, ok := c.entries[name]; ok && cur == el {
-			c.order.Remove(el)
-			delete(c.entries, name)
-		}
-		c.mu.Unlock()
-	}
-	return e.v, e.err
 }
 
 // packageAnswer is /api/v1/packages/{package}.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/fastopm/fastopm/alpha/crdsafety"
 	"github.com/fastopm/fastopm/alpha/declcfg"
@@ -30,7 +31,8 @@ func (s *Server) crds(v *view) func(pkg, from, to string) crdsafety.Result {
 	v.crds.once.Do(func() {
 		// Not the request's context: other requests wait for the same
 		// read, bounded by the package's size.
-		ix, err := s.readCRDs(context.Background(), v.name)
+		start := time.Now()
+		ix, size, err := s.readCRDs(context.Background(), v.name)
 		var c *crdsafety.Checker
 		if err == nil {
 			c, err = crdsafety.NewChecker()
@@ -41,25 +43,46 @@ func (s *Server) crds(v *view) func(pkg, from, to string) crdsafety.Result {
 			v.crds.compare = func(string, string, string) crdsafety.Result { return unknown }
 			return
 		}
-		v.crds.compare = func(pkg, from, to string) crdsafety.Result { return ix.Compare(c, pkg, from, to) }
+		s.views.add(v, size, time.Since(start))
+		// Each comparison is charged to the view, which keeps it (the
+		// Checker remembers every pair of CRDs it compared).
+		v.crds.compare = func(pkg, from, to string) crdsafety.Result {
+			start := time.Now()
+			r := ix.Compare(c, pkg, from, to)
+			if d := time.Since(start); d > time.Millisecond {
+				s.views.add(v, resultSize(r), d)
+			}
+			return r
+		}
 	})
 	return v.crds.compare
 }
 
-// readCRDs reads the CRDs of the bundles of package name from its lines;
-// only the bundles that carry objects are decoded.
-func (s *Server) readCRDs(ctx context.Context, name string) (*crdsafety.Index, error) {
+// resultSize is about what a comparison's result holds.
+func resultSize(r crdsafety.Result) int64 {
+	n := int64(len(r.Unknown)) + 64
+	for _, c := range r.Changes {
+		n += int64(len(c.CRD)+len(c.Version)+len(c.Field)+len(c.Check)+len(c.Message)) + 96
+	}
+	return n
+}
+
+// readCRDs reads the CRDs of the bundles of package name from its lines,
+// and returns them with the bytes of their manifests; only the bundles
+// that carry objects are decoded.
+func (s *Server) readCRDs(ctx context.Context, name string) (*crdsafety.Index, int64, error) {
 	l := s.lines
 	ix := crdsafety.NewIndex()
 	marker := []byte(property.TypeBundleObject)
 	var buf []byte
+	var size int64
 	for n, i := range l.Select(declcfg.SchemaBundle, name, "") {
 		if n%64 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, 0, ctx.Err()
 		}
 		js, err := s.readLine(i, buf)
 		if err != nil {
-			return nil, fmt.Errorf("read package %q: %w", name, err)
+			return nil, 0, fmt.Errorf("read package %q: %w", name, err)
 		}
 		buf = js
 		_, pkg, bundle := l.Meta(int(i))
@@ -69,13 +92,16 @@ func (s *Server) readCRDs(ctx context.Context, name string) (*crdsafety.Index, e
 		}
 		b, err := declcfg.DecodeBundle(js)
 		if err != nil {
-			return nil, fmt.Errorf("catalog line %d: %w", i+1, err)
+			return nil, 0, fmt.Errorf("catalog line %d: %w", i+1, err)
 		}
 		crds, err := crdsafety.ReadBundle(b.Properties)
 		if err != nil {
-			return nil, fmt.Errorf("catalog line %d: bundle %q: %w", i+1, bundle, err)
+			return nil, 0, fmt.Errorf("catalog line %d: bundle %q: %w", i+1, bundle, err)
+		}
+		for _, c := range crds.CRDs {
+			size += int64(len(c.JSON))
 		}
 		ix.Add(pkg, bundle, crds)
 	}
-	return ix, nil
+	return ix, size, nil
 }

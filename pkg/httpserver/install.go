@@ -71,6 +71,7 @@ func (s *Server) buildResolver(ctx context.Context) (*install.Resolver, *install
 	if err != nil {
 		return nil, nil, err
 	}
+	r.Budget = s.opts.Budget
 	return r, cat, nil
 }
 
@@ -103,9 +104,18 @@ func (s *Server) installAnswer(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, r, http.StatusNotFound, "channel %q not found in package %q (its channels: %s)%s", channel, pkg, strings.Join(channels, ", "), suggest.Hint(channel, channels))
 		return
 	}
-	a, err := res.Resolve(install.Subscription{Package: pkg, Channel: channel, StartingCSV: bundle})
-	if err != nil {
+	a, err := res.Resolve(r.Context(), install.Subscription{Package: pkg, Channel: channel, StartingCSV: bundle})
+	switch {
+	case r.Context().Err() != nil:
+		return // the client has gone
+	case err != nil:
 		jsonError(w, r, http.StatusBadRequest, "%v", err)
+		return
+	case a.Status == install.Undecided:
+		// Not OLM's answer: ours, past the route's budget. A less busy
+		// server may decide it.
+		w.Header().Set("Retry-After", retryAfter)
+		writeJSON(w, r, http.StatusServiceUnavailable, a)
 		return
 	}
 	writeJSON(w, r, http.StatusOK, a)

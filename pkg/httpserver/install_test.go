@@ -2,12 +2,17 @@ package httpserver_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/fastopm/fastopm/alpha/install"
+	"github.com/fastopm/fastopm/internal/shapecat"
+	"github.com/fastopm/fastopm/pkg/httpserver"
 )
 
 // TestInstall asks /api/v1/install of testdata/install/community (its
@@ -86,5 +91,30 @@ func TestInstallConcurrent(t *testing.T) {
 		if bodies[i] != bodies[i-4] {
 			t.Errorf("the same question answered twice differently:\n%s\n%s", bodies[i], bodies[i-4])
 		}
+	}
+}
+
+// TestInstallUndecided: a question past the route's budget is 503 with
+// Retry-After and the undecided answer, which names what made it hard.
+// The budget is a nanosecond: spent on any machine.
+func TestInstallUndecided(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := shapecat.LookupAny("pigeonhole")
+	file := filepath.Join(dir, filepath.FromSlash(shapecat.File))
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, s.Bytes(3), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ts := newTestServerOpts(t, snapshotDir(t, dir), httpserver.Options{CatalogName: "hostile", Budget: time.Nanosecond})
+	resp, body := ts.do(t, "GET", "/api/v1/install?package=shape")
+	var a install.Answer
+	if err := json.Unmarshal(body, &a); err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") != "30" || a.Status != install.Undecided ||
+		!strings.Contains(a.Error, "undecided within 1e-09 s: the constraints are too hard to decide") {
+		t.Errorf("%d Retry-After %q: %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
 	}
 }

@@ -52,7 +52,24 @@ type Options struct {
 	// IdleWrite is how long a response may wait for a client that does not
 	// read before the connection is closed (default 1 minute).
 	IdleWrite time.Duration
+	// Budget is the time one question may take (an install resolution, an
+	// upgrade path with its CRD comparisons); past it the answer is 503
+	// with Retry-After (default DefaultBudget).
+	Budget time.Duration
+	// CacheBytes bounds what the decoded packages and their computed
+	// answers hold (default 64 MiB), weighed by what each cost
+	// (viewcache.go).
+	CacheBytes int64
 }
+
+// DefaultBudget is a question's budget on the HTTP routes: shorter than
+// the CLI's (install.DefaultBudget), as a page waits for it.
+const DefaultBudget = 5 * time.Second
+
+// retryAfter is the Retry-After of an answer left undecided within its
+// budget, in seconds: the same question may be decided when the server is
+// less busy.
+const retryAfter = "30"
 
 // Server answers HTTP requests from one snapshot.
 type Server struct {
@@ -101,7 +118,13 @@ func New(snap *cache.Snapshot, opts Options) (*Server, error) {
 	if opts.IdleWrite <= 0 {
 		opts.IdleWrite = time.Minute
 	}
-	s := &Server{snap: snap, lines: snap.Lines(), opts: opts, log: opts.Logger, views: newViewCache(8)}
+	if opts.Budget <= 0 {
+		opts.Budget = DefaultBudget
+	}
+	if opts.CacheBytes <= 0 {
+		opts.CacheBytes = defaultCacheBytes
+	}
+	s := &Server{snap: snap, lines: snap.Lines(), opts: opts, log: opts.Logger, views: newViewCache(opts.CacheBytes)}
 	s.pkgs = summaries(snap)
 	if opts.Metrics != nil {
 		opts.Metrics.setCatalog(snap)

@@ -123,8 +123,16 @@ type testServer struct {
 
 func newTestServer(t testing.TB, snap *cache.Snapshot, name string) *testServer {
 	t.Helper()
+	return newTestServerOpts(t, snap, httpserver.Options{CatalogName: name})
+}
+
+// newTestServerOpts is newTestServer with options (the metrics and
+// readiness are the test server's).
+func newTestServerOpts(t testing.TB, snap *cache.Snapshot, opts httpserver.Options) *testServer {
+	t.Helper()
 	ts := &testServer{metrics: httpserver.NewMetrics(), ready: true}
-	hs, err := httpserver.New(snap, httpserver.Options{CatalogName: name, Metrics: ts.metrics, Ready: func() bool { return ts.ready }})
+	opts.Metrics, opts.Ready = ts.metrics, func() bool { return ts.ready }
+	hs, err := httpserver.New(snap, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -18,6 +19,7 @@ func newDiffCmd(s Streams, g *globalOptions) *cobra.Command {
 		check    bool
 		output   string
 		cacheDir string
+		timeout  time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "diff OLD NEW",
@@ -59,7 +61,8 @@ uninstallable subscriptions of a channel (-o json lists each).
 
 Exit codes: 0 when the check passes (or without --check), 1 when it finds a
 violation, 2 when a catalog cannot be read or is invalid, or the command
-line is wrong, or the report cannot be written.`,
+line is wrong, or the report cannot be written, or (and nothing failed) a
+question of the uninstallable rule was undecided within --timeout.`,
 		Example: `  opm alpha diff ./catalog-v1 ./catalog-v2
   opm alpha diff quay.io/example/catalog:v1 ./catalog --check -o markdown > comment.md`,
 		Args: cobra.ExactArgs(2),
@@ -71,7 +74,7 @@ line is wrong, or the report cannot be written.`,
 			}
 			res := &action.Resolver{ImageOptions: g.imageOptions(cacheDir), MaxFileSize: g.maxFileSize.limit(),
 				Allowed: action.RefCatalogDir | action.RefCatalogImage}
-			r, err := action.DiffCatalogs{Sources: res, Old: args[0], New: args[1], MaxFileSize: g.maxFileSize.limit(), Check: check}.Run(cmd.Context())
+			r, err := action.DiffCatalogs{Sources: res, Old: args[0], New: args[1], MaxFileSize: g.maxFileSize.limit(), Check: check, Budget: timeout}.Run(cmd.Context())
 			if err != nil {
 				return &ExitError{Code: 2, Err: err}
 			}
@@ -96,10 +99,11 @@ line is wrong, or the report cannot be written.`,
 			if rep.failed() {
 				return &ExitError{Code: 1}
 			}
-			return nil
+			return undecidedExit(rep.undecided(), timeout)
 		},
 	}
 	cmd.Flags().BoolVar(&check, "check", false, "apply the update rules and exit 1 when one is broken")
+	addTimeoutFlag(cmd, &timeout)
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "Output format (text|json|markdown)")
 	addImageCacheFlag(cmd, &cacheDir)
 	return usageExitCode(plainErrors(cmd), 2)
@@ -119,6 +123,17 @@ func (r *diffReport) failed() bool {
 		}
 	}
 	return false
+}
+
+// undecided counts the questions the check could not decide.
+func (r *diffReport) undecided() int {
+	n := 0
+	for _, v := range r.Violations {
+		if v.Undecided {
+			n++
+		}
+	}
+	return n
 }
 
 // describe says a change in words.
@@ -289,8 +304,11 @@ func (r *diffReport) verdict() string {
 		}
 	}
 	word := "passed"
-	if n > 0 {
+	switch {
+	case n > 0:
 		word = "failed"
+	case r.undecided() > 0:
+		word = "undecided"
 	}
 	return fmt.Sprintf("check %s: %d %s, %d %s", word, n, plural(n, "violation", "violations"), len(r.Violations)-n, plural(len(r.Violations)-n, "warning", "warnings"))
 }

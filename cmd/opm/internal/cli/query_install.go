@@ -126,6 +126,7 @@ words. --all answers for every package and channel of the catalog;
 			if err != nil {
 				return &ExitError{Code: 2, Err: err}
 			}
+			r.Budget = olm.timeout
 			if sub.Catalog != "" && r.Catalog(sub.Catalog) == nil {
 				return &ExitError{Code: 2, Err: fmt.Errorf("--source %q names none of the catalogs", sub.Catalog)}
 			}
@@ -133,21 +134,26 @@ words. --all answers for every package and channel of the catalog;
 			enc.SetIndent("", "    ")
 			enc.SetEscapeHTML(false)
 			if all {
-				rep, err := r.All(sub.Catalog, every)
+				rep, err := r.All(cmd.Context(), sub.Catalog, every)
 				if err != nil {
 					return &ExitError{Code: 2, Err: err}
 				}
 				if output == "json" {
-					return enc.Encode(rep)
+					err = enc.Encode(rep)
+				} else {
+					err = rep.WriteTable(s.Out)
 				}
-				return rep.WriteTable(s.Out)
+				if err != nil {
+					return err
+				}
+				return undecidedExit(rep.Counts()[install.Undecided], olm.timeout)
 			}
 			if version != "" {
 				if sub.StartingCSV, err = r.BundleOfVersion(sub, version); err != nil {
 					return &ExitError{Code: 2, Err: err}
 				}
 			}
-			a, err := r.Resolve(sub)
+			a, err := r.Resolve(cmd.Context(), sub)
 			if err != nil {
 				return &ExitError{Code: 2, Err: err}
 			}
@@ -159,10 +165,13 @@ words. --all answers for every package and channel of the catalog;
 			if err != nil {
 				return err
 			}
-			if a.Status != install.Installable {
-				return &ExitError{Code: 1}
+			switch a.Status {
+			case install.Installable:
+				return nil
+			case install.Undecided:
+				return &ExitError{Code: 2}
 			}
-			return nil
+			return &ExitError{Code: 1}
 		},
 	}
 	f := cmd.Flags()
@@ -176,6 +185,7 @@ words. --all answers for every package and channel of the catalog;
 	f.BoolVar(&every, "every-bundle", false, "with --all, answer for every bundle of each channel too")
 	f.StringVarP(&output, "output", "o", "text", "Output format (text|json)")
 	addOLMFlags(cmd, &olm)
+	addTimeoutFlag(cmd, &olm.timeout)
 	addImageCacheFlag(cmd, &cacheDir)
 	return usageExitCode(cmd, 2)
 }

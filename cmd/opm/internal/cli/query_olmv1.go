@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/blang/semver/v4"
 	"github.com/spf13/cobra"
@@ -28,6 +29,27 @@ type olmFlags struct {
 	watchNamespace   string
 	installNamespace string
 	pullBundles      bool
+	// timeout is each OLM v0 install question's budget (--timeout).
+	timeout time.Duration
+}
+
+// addTimeoutFlag adds --timeout: each question's budget.
+func addTimeoutFlag(cmd *cobra.Command, d *time.Duration) {
+	cmd.Flags().DurationVar(d, "timeout", install.DefaultBudget,
+		"the time each question may take; past it the answer is undecided (exit 2), never a hang (0: no limit, as in OLM)")
+}
+
+// undecidedExit exits 2 when n questions of a report were left
+// undecided, the report written.
+func undecidedExit(n int, budget time.Duration) error {
+	if n == 0 {
+		return nil
+	}
+	what := "question was"
+	if n > 1 {
+		what = "questions were"
+	}
+	return &ExitError{Code: 2, Err: fmt.Errorf("%d %s left undecided within %v (--timeout)", n, what, budget)}
 }
 
 func addOLMFlags(cmd *cobra.Command, o *olmFlags) {
@@ -79,7 +101,7 @@ func (o *olmFlags) spec(pkg string, channels []string) olmv1.Spec {
 // query is the question to OLM v1 (and with --olm both, to OLM v0 too)
 // about the catalogs cats.
 func (o *olmFlags) query(g *globalOptions, cacheDir string, cats []action.InstallCatalog) *action.QueryOLM {
-	q := &action.QueryOLM{Catalogs: cats, MaxFileSize: g.maxFileSize.limit(), Options: o.options(), Both: o.olm == "both",
+	q := &action.QueryOLM{Catalogs: cats, MaxFileSize: g.maxFileSize.limit(), Options: o.options(), Both: o.olm == "both", Budget: o.timeout,
 		Sources: &action.Resolver{ImageOptions: g.imageOptions(cacheDir), MaxFileSize: g.maxFileSize.limit(),
 			Allowed: action.RefCatalogDir | action.RefCatalogImage}}
 	if o.pullBundles {
@@ -278,7 +300,11 @@ func runInstallOLM(cmd *cobra.Command, s Streams, g *globalOptions, cacheDir str
 	if err != nil {
 		return err
 	}
-	// As for one OLM: 0 only when both install it.
+	// As for one OLM: 0 only when both install it; 2 when OLM v0's
+	// question is undecided.
+	if a.V0 != nil && a.V0.Status == install.Undecided {
+		return &ExitError{Code: 2}
+	}
 	if a.V0 == nil || a.V0.Status != install.Installable || !a.V1Installs() {
 		return &ExitError{Code: 1}
 	}
