@@ -1,7 +1,6 @@
 package install
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -124,10 +123,11 @@ func (a *Answer) installable(res *resolution, chosen []*Entry, cands []*Entry) {
 	}
 }
 
-// unsatisfiable fills in why no solution exists; the error is ctx's.
-func (a *Answer) unsatisfiable(ctx context.Context, p *problem, core []applied) error {
+// unsatisfiable fills in why no solution exists; the error is the
+// question's, stopped (x).
+func (a *Answer) unsatisfiable(x *eval, p *problem, core []applied) error {
 	a.Status = Unsatisfiable
-	minimal, err := minimalCore(ctx, p)
+	minimal, err := minimalCore(x, p)
 	if err != nil {
 		return err
 	}

@@ -250,47 +250,47 @@ func TestCELCostLimit(t *testing.T) {
 }
 
 // TestSolveStops: gini's own solve, on a problem it takes exponential time
-// over (a pigeonhole of 14 into 13), stops when the context is done.
+// over (a pigeonhole of 14 into 13), stops at the question's deadline.
 func TestSolveStops(t *testing.T) {
 	g := gini.New()
 	const holes = 13
-	var x [holes + 1][holes]z.Lit
-	for i := range x {
-		for j := range x[i] {
-			x[i][j] = g.Lit()
+	var in [holes + 1][holes]z.Lit // pigeon i in hole j
+	for i := range in {
+		for j := range in[i] {
+			in[i][j] = g.Lit()
 		}
 	}
-	for i := range x { // each pigeon in a hole
-		for j := range x[i] {
-			g.Add(x[i][j])
+	for i := range in { // each pigeon in a hole
+		for j := range in[i] {
+			g.Add(in[i][j])
 		}
 		g.Add(z.LitNull)
 	}
 	for j := range holes { // no two in one
-		for i := range x {
-			for k := i + 1; k < len(x); k++ {
-				g.Add(x[i][j].Not())
-				g.Add(x[k][j].Not())
+		for i := range in {
+			for k := i + 1; k < len(in); k++ {
+				g.Add(in[i][j].Not())
+				g.Add(in[k][j].Not())
 				g.Add(z.LitNull)
 			}
 		}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	testHookSolving = cancel
-	t.Cleanup(func() { testHookSolving = nil })
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	x := &eval{ctx: ctx, deadline: time.Now().Add(time.Millisecond), expire: func() { cancel(errBudget) }}
 	type result struct {
 		r   int
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		r, err := solveCtx(ctx, g)
+		r, err := solveBy(x, g)
 		done <- result{r, err}
 	}()
 	select {
 	case res := <-done:
-		if !errors.Is(res.err, context.Canceled) {
-			t.Fatalf("solveCtx: %d, %v; want context.Canceled", res.r, res.err)
+		if !errors.Is(res.err, context.Canceled) || !errors.Is(context.Cause(ctx), errBudget) {
+			t.Fatalf("solveBy: %d, %v (cause %v); want the budget spent", res.r, res.err, context.Cause(ctx))
 		}
 	case <-time.After(2 * time.Minute): // a hang guard
 		t.Fatal("the solve did not stop")

@@ -77,6 +77,7 @@ type Entry struct {
 	SkipRange string
 
 	skipRange semver.Range
+	ident     string // id(), made once: a problem names an entry once per constraint it is in
 }
 
 // Package is the bundle's package.
@@ -87,7 +88,7 @@ func (e *Entry) Name() string { return e.Bundle.Name }
 
 // id is OLM's identifier of the entry (catalog/channel/bundle; OLM puts
 // the catalog's namespace after its name).
-func (e *Entry) id() string { return e.Catalog.Name + "/" + e.Channel + "/" + e.Bundle.Name }
+func (e *Entry) id() string { return e.ident }
 
 // Catalog is one CatalogSource: a name, a priority and its bundles, by
 // package and channel.
@@ -263,7 +264,7 @@ func NewCatalog(name string, priority int, m model.Model, c *Collector) (*Catalo
 					return nil, fmt.Errorf("package %q, channel %q: bundle %q has no olm.bundle blob", pn, cn, bn)
 				}
 				e := &Entry{Bundle: b, Catalog: cat, Channel: cn, Default: cn == p.defaultChannel,
-					Replaces: mb.Replaces, Skips: mb.Skips, SkipRange: mb.SkipRange}
+					Replaces: mb.Replaces, Skips: mb.Skips, SkipRange: mb.SkipRange, ident: name + "/" + cn + "/" + b.Name}
 				if r, err := semver.ParseRange(mb.SkipRange); err == nil {
 					e.skipRange = r
 				}

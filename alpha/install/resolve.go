@@ -129,7 +129,7 @@ func (res *resolution) run() (*Answer, *problem, error) {
 		return nil, p, err
 	}
 	if sol.unsat {
-		if err := a.unsatisfiable(res.x.ctx, p, sol.core); err != nil {
+		if err := a.unsatisfiable(res.x, p, sol.core); err != nil {
 			return nil, p, err
 		}
 		return a, p, nil

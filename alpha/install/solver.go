@@ -182,7 +182,6 @@ type solution struct {
 // done first: OLM's own solver has no bound (it is given context.TODO()),
 // ours stops at the question's budget or when the asker goes away.
 func solve(x *eval, p *problem) (*solution, error) {
-	ctx := x.ctx
 	e := encode(p)
 	g := gini.New()
 	e.c.ToCnf(g)
@@ -192,7 +191,7 @@ func solve(x *eval, p *problem) (*solution, error) {
 	outcome, _ := g.Test(nil)
 	var guessed map[z.Lit]bool
 	if outcome != sat && outcome != unsat {
-		s := &search{ctx: ctx, x: x, g: g, e: e}
+		s := &search{ctx: x.ctx, x: x, g: g, e: e}
 		outcome, assumptions, guessed = s.run(assumptions)
 		if s.err != nil {
 			return nil, s.err
@@ -221,7 +220,7 @@ func solve(x *eval, p *problem) (*solution, error) {
 		g.Test(nil)
 		for w := 0; w <= cs.N(); w++ {
 			g.Assume(cs.Leq(w))
-			r, err := solveCtx(ctx, g)
+			r, err := solveBy(x, g)
 			if err != nil {
 				return nil, err
 			}
@@ -312,13 +311,13 @@ func (c *constraint) text(p *problem, v int) string {
 // leaves the rest unsatisfiable. It returns nil when the constraints
 // together are satisfiable (the search found no solution among its
 // preferences, which OLM reports too).
-func minimalCore(ctx context.Context, p *problem) ([]applied, error) {
+func minimalCore(x *eval, p *problem) ([]applied, error) {
 	e := encode(p)
 	g := gini.New()
 	e.c.ToCnf(g)
 	all := slices.Clone(e.order)
 	g.Assume(all...)
-	if r, err := solveCtx(ctx, g); r != unsat || err != nil {
+	if r, err := solveBy(x, g); r != unsat || err != nil {
 		return nil, err
 	}
 	var core []z.Lit
@@ -332,7 +331,7 @@ func minimalCore(ctx context.Context, p *problem) ([]applied, error) {
 	for i := 0; i < len(core); {
 		rest := slices.Concat(core[:i], core[i+1:])
 		g.Assume(rest...)
-		r, err := solveCtx(ctx, g)
+		r, err := solveBy(x, g)
 		if err != nil {
 			return nil, err
 		}
@@ -350,53 +349,29 @@ func minimalCore(ctx context.Context, p *problem) ([]applied, error) {
 	return out, nil
 }
 
-// Test hooks: testHookSearch runs at each step of the search, with the
-// question's context and the function that spends its budget;
-// testHookSolving runs once gini solves in its goroutine.
-var (
-	testHookSearch  func(ctx context.Context, expire func())
-	testHookSolving func()
-)
+// testHookSearch runs at each step of the search (tests), with the
+// question's context and the function that spends its budget.
+var testHookSearch func(ctx context.Context, expire func())
 
-// solveCtx is g.Solve(), stopped when ctx is done (then it returns ctx's
-// error, and g must not be used again). gini's own Try takes a duration,
-// not a context, and does not stop for a cancellation: the solve runs in
-// gini's goroutine (GoSolve), and is asked for its result at growing
-// intervals, from a few microseconds (most of OLM's solves end within
-// them) to a millisecond, until ctx is done; then it is stopped (gini
-// checks for a stop every 20,000 propagations).
-func solveCtx(ctx context.Context, g *gini.Gini) (int, error) {
-	if err := ctx.Err(); err != nil {
-		return unknown, err
+// solveBy is g.Solve() within the question's budget: gini's own Try,
+// which gives up at x's deadline (gini looks at the clock every 20,000
+// propagations) and otherwise answers as Solve does; without a budget,
+// Solve. It returns x's error when the question must stop: its budget
+// spent, or its asker gone (which a solve under way does not see: it
+// ends at the deadline at the latest).
+func solveBy(x *eval, g *gini.Gini) (int, error) {
+	if x.stop() {
+		return unknown, x.err
 	}
-	if ctx.Done() == nil {
+	if x.deadline.IsZero() {
 		return g.Solve(), nil
 	}
-	sv := g.GoSolve()
-	if testHookSolving != nil {
-		testHookSolving()
+	if r := g.Try(time.Until(x.deadline)); r != unknown {
+		return r, nil
 	}
-	var timer *time.Timer
-	for wait := 2 * time.Microsecond; ; wait = min(2*wait, time.Millisecond) {
-		if r, done := sv.Test(); done {
-			if timer != nil {
-				timer.Stop()
-			}
-			return r, nil
-		}
-		if timer == nil {
-			timer = time.NewTimer(wait)
-		} else {
-			timer.Reset(wait)
-		}
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			sv.Stop()
-			return unknown, ctx.Err()
-		case <-timer.C:
-		}
-	}
+	x.expire()
+	x.stop()
+	return unknown, x.err
 }
 
 // search guesses variables in preference order: the anchors first, then,
@@ -501,7 +476,7 @@ func (s *search) run(anchors []z.Lit) (int, []z.Lit, map[z.Lit]bool) {
 		}
 		if len(s.choices) == 0 && s.result == unknown {
 			var err error
-			if s.result, err = solveCtx(s.ctx, s.g); err != nil {
+			if s.result, err = solveBy(s.x, s.g); err != nil {
 				s.err = err
 				return unknown, nil, nil
 			}

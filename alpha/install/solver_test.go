@@ -164,7 +164,7 @@ func TestMinimalCore(t *testing.T) {
 
 func mustCore(t *testing.T, p *problem) []applied {
 	t.Helper()
-	core, err := minimalCore(context.Background(), p)
+	core, err := minimalCore(&eval{ctx: context.Background()}, p)
 	if err != nil {
 		t.Fatal(err)
 	}
