@@ -25,8 +25,10 @@ type DiffCatalogs struct {
 	// uninstallable (Uninstallable).
 	Check bool
 	// Budget bounds each install question of the uninstallable rule
-	// (install.Resolver.Budget); zero: no bound.
-	Budget time.Duration
+	// (install.Resolver.Budget; zero: no bound), MaxTerms the size of its
+	// problem (install.Resolver.MaxTerms).
+	Budget   time.Duration
+	MaxTerms int
 }
 
 // DiffResult is what DiffCatalogs found.
@@ -84,7 +86,7 @@ func (d DiffCatalogs) Run(ctx context.Context) (*DiffResult, error) {
 		return err
 	})
 	eg.Go(func() (err error) {
-		uninstallable, err = Uninstallable(ctx, old.Install, new.Install, d.Budget)
+		uninstallable, err = Uninstallable(ctx, old.Install, new.Install, install.Limits{Budget: d.Budget, MaxTerms: d.MaxTerms})
 		return err
 	})
 	vs := updates.Check(old.Model, new.Model)
@@ -108,9 +110,9 @@ func (d DiffCatalogs) Run(ctx context.Context) (*DiffResult, error) {
 // catalog its only CatalogSource (install.Uninstallable). One that was
 // not installable from the old catalog either is not reported.
 //
-// Each question gets budget (none when zero).
-func Uninstallable(ctx context.Context, old, new *install.Catalog, budget time.Duration) ([]updates.Violation, error) {
-	gs, err := install.Uninstallable(ctx, old, new, budget)
+// Each question gets the limits.
+func Uninstallable(ctx context.Context, old, new *install.Catalog, limits install.Limits) ([]updates.Violation, error) {
+	gs, err := install.Uninstallable(ctx, old, new, limits)
 	if err != nil {
 		return nil, fmt.Errorf("uninstallable: %w", err)
 	}

@@ -34,8 +34,10 @@ type QueryOLM struct {
 	// Both asks OLM v0 too and compares the answers.
 	Both bool
 	// Budget bounds each of OLM v0's install questions
-	// (install.Resolver.Budget); zero: no bound.
-	Budget time.Duration
+	// (install.Resolver.Budget; zero: no bound), MaxTerms the size of its
+	// problem (install.Resolver.MaxTerms).
+	Budget   time.Duration
+	MaxTerms int
 }
 
 // OLMUpdates is where OLM v1 moves an installed bundle and, with Both,
@@ -271,7 +273,7 @@ func (q *QueryOLM) Install(ctx context.Context, spec olmv1.Spec, source string) 
 	if len(spec.Channels) == 1 {
 		sub.Channel = spec.Channels[0]
 	}
-	v0r.Budget = q.Budget
+	v0r.Budget, v0r.MaxTerms = q.Budget, q.MaxTerms
 	if out.V0, err = v0r.Resolve(ctx, sub); err != nil {
 		return nil, err
 	}
@@ -303,7 +305,7 @@ func (q *QueryOLM) InstallAll(ctx context.Context, catalog string) (*OLMInstallA
 	if err != nil {
 		return nil, err
 	}
-	v0r.Budget = q.Budget
+	v0r.Budget, v0r.MaxTerms = q.Budget, q.MaxTerms
 	v0rep, err := v0r.All(ctx, catalog, false)
 	if err != nil {
 		return nil, err

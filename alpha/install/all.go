@@ -239,8 +239,8 @@ func Regressions(old, new *Report) []Regression {
 // version). The others visit the same bundles in both versions, so they
 // get the same answer; a catalog compared with itself asks nothing.
 //
-// Each question gets budget (none when zero); the error is ctx's.
-func Uninstallable(ctx context.Context, old, new *Catalog, budget time.Duration) ([]Regression, error) {
+// Each question gets the limits; the error is ctx's.
+func Uninstallable(ctx context.Context, old, new *Catalog, limits Limits) ([]Regression, error) {
 	changed := changedPackages(old, new)
 	if len(changed) == 0 {
 		return nil, nil
@@ -252,7 +252,7 @@ func Uninstallable(ctx context.Context, old, new *Catalog, budget time.Duration)
 		if err != nil {
 			return nil, err
 		}
-		r.Budget = budget
+		r.Budget, r.MaxTerms = limits.Budget, limits.MaxTerms
 		rs[i] = r
 		deps, err := r.dependents(ctx, changed)
 		if err != nil {
@@ -283,4 +283,11 @@ func (r *Report) answer(s Subscription) *Answer {
 		}
 	}
 	return &Answer{}
+}
+
+// Limits bound each question of a run of questions (Resolver.Budget and
+// MaxTerms).
+type Limits struct {
+	Budget   time.Duration
+	MaxTerms int
 }

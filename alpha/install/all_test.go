@@ -24,7 +24,7 @@ func TestRegressions(t *testing.T) {
 		pkg("c", "stable").channel("c", "stable", "c.v1").bundle("c", "c.v1", "1.0.0", needPkg("zzz", ">=1.0.0")).
 		load(t, "cat", 0)
 	got := Regressions(everyBundleReport(t, old), everyBundleReport(t, new))
-	if u, err := Uninstallable(context.Background(), old, new, 0); err != nil || len(u) != len(got) {
+	if u, err := Uninstallable(context.Background(), old, new, Limits{}); err != nil || len(u) != len(got) {
 		t.Errorf("Uninstallable: %v, %v; Regressions: %v", u, err, got)
 	}
 	var keys []string
@@ -90,7 +90,7 @@ func TestUninstallableAsksOnlyWhatChanges(t *testing.T) {
 	}
 
 	want := Regressions(everyBundleReport(t, old), everyBundleReport(t, new))
-	got, err := Uninstallable(context.Background(), old, new, 0)
+	got, err := Uninstallable(context.Background(), old, new, Limits{})
 	if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("Uninstallable: %v, %v\nasking everything: %v", got, err, want)
 	}
@@ -105,7 +105,7 @@ func TestUninstallableAsksOnlyWhatChanges(t *testing.T) {
 	}
 
 	// A catalog compared with itself: nothing changed, nothing asked.
-	if got, err := Uninstallable(context.Background(), old, build(false).load(t, "cat", 0), 0); err != nil || got != nil {
+	if got, err := Uninstallable(context.Background(), old, build(false).load(t, "cat", 0), Limits{}); err != nil || got != nil {
 		t.Errorf("same catalog: %v, %v", got, err)
 	}
 }

@@ -296,3 +296,29 @@ func TestSolveStops(t *testing.T) {
 		t.Fatal("the solve did not stop")
 	}
 }
+
+// TestTooLarge: a question whose problem grows past MaxTerms is undecided
+// as soon as it does, before the solver takes the memory; within the
+// limit, or without one, it is OLM's answer.
+func TestTooLarge(t *testing.T) {
+	cat := hostile(t, "self-deps", 30) // 30 bundles, each a candidate of every other's dependency: 900 terms
+	r, err := NewResolver(cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.MaxTerms = 100
+	a, err := r.Resolve(context.Background(), Subscription{Package: shapecat.Package})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Status != Undecided || !strings.Contains(a.Error, "the problem is too large to decide: package shape pulls in 4 bundles whose dependencies have more than 100 candidates") {
+		t.Fatalf("got %s: %s", a.Status, a.Error)
+	}
+	for _, limit := range []int{900, -1} {
+		r, _ := NewResolver(cat)
+		r.MaxTerms = limit
+		if a, err := r.Resolve(context.Background(), Subscription{Package: shapecat.Package}); err != nil || a.Status != Installable {
+			t.Fatalf("limit %d: %+v, %v", limit, a, err)
+		}
+	}
+}

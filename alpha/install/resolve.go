@@ -54,8 +54,10 @@ type resolution struct {
 	sub Subscription
 	cat *Catalog
 	x   *eval
-	// deps are the dependencies of the entries visited.
-	deps map[*Entry]*entryDeps
+	// deps are the dependencies of the entries visited; terms counts
+	// their candidates, the size of the solver's problem.
+	deps  map[*Entry]*entryDeps
+	terms int
 
 	visited map[*Entry]bool
 	// ids maps an identifier to the entry whose variable holds it now: OLM
@@ -99,7 +101,8 @@ func (r *Resolver) Resolve(ctx context.Context, sub Subscription) (*Answer, erro
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	if errors.Is(context.Cause(qctx), errBudget) || errors.Is(err, errCELCost) {
+	var tl *tooLargeError
+	if errors.Is(context.Cause(qctx), errBudget) || errors.Is(err, errCELCost) || errors.As(err, &tl) {
 		return res.undecided(p, err), nil
 	}
 	return nil, err
@@ -393,6 +396,13 @@ func (res *resolution) bundles(stack []*Entry) {
 			return
 		}
 		res.deps[e] = d
+		for _, dep := range d.deps {
+			res.terms += len(dep.Candidates)
+		}
+		if max := res.r.maxTerms(); res.terms > max {
+			res.x.err = &tooLargeError{terms: res.terms, limit: max, visited: len(res.visited)}
+			return
+		}
 		if d.err != nil {
 			res.errs = append(res.errs, d.err)
 			if d.deps == nil {

@@ -34,6 +34,9 @@ type Resolver struct {
 	// answer is Undecided. Zero: no bound, as in OLM. Set it before the
 	// first question.
 	Budget time.Duration
+	// MaxTerms bounds the size of a question's problem (DefaultMaxTerms
+	// when zero, none when negative); past it the answer is Undecided.
+	MaxTerms int
 
 	compiler compiler
 	// mu guards the maps below, which hold what is learnt; it is never

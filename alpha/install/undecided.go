@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -28,7 +29,12 @@ func (res *resolution) undecided(p *problem, err error) *Answer {
 	a := &Answer{Subscription: res.sub, Status: Undecided}
 	var ce *celError
 	isCEL := errors.As(err, &ce)
+	var tl *tooLargeError
 	switch {
+	case errors.As(err, &tl):
+		a.Error = fmt.Sprintf("undecided: the problem is too large to decide: package %s pulls in %d bundles whose dependencies have more than %d candidates in all, the limit (the largest question of the real catalogs has about a hundred)",
+			res.sub.Package, tl.visited, tl.limit)
+		return a
 	case errors.Is(err, errCELCost) && isCEL:
 		a.Error = fmt.Sprintf("undecided: %v (OLM evaluates rules without a limit; fastopm stops there)", ce)
 		return a
@@ -77,4 +83,32 @@ func (res *resolution) undecided(p *problem, err error) *Answer {
 // budgetWords says a budget in seconds: "10 s", "0.5 s".
 func budgetWords(d time.Duration) string {
 	return fmt.Sprintf("%g s", d.Seconds())
+}
+
+// DefaultMaxTerms bounds the size of a question's problem: the candidates
+// of the dependencies of the bundles it pulls in, counted as they are
+// read. The largest question of the real catalogs (community, certified,
+// okderators, percona-everest and the bench catalog, every channel and
+// every starting bundle) has 103; the solver's memory grows by about
+// 500 bytes for each (1,000 bundles each depending on all the others, a
+// million, take 475 MB). Past the limit the answer is undecided at once,
+// before the memory is taken. The HTTP routes, which answer many askers
+// at once, have a lower one.
+const DefaultMaxTerms = 1_000_000
+
+func (r *Resolver) maxTerms() int {
+	switch {
+	case r.MaxTerms > 0:
+		return r.MaxTerms
+	case r.MaxTerms < 0:
+		return math.MaxInt
+	}
+	return DefaultMaxTerms
+}
+
+// tooLargeError is a question whose problem grew past the limit.
+type tooLargeError struct{ terms, limit, visited int }
+
+func (e *tooLargeError) Error() string {
+	return fmt.Sprintf("the problem has more than %d terms (%d)", e.limit, e.terms)
 }

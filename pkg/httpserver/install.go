@@ -71,7 +71,7 @@ func (s *Server) buildResolver(ctx context.Context) (*install.Resolver, *install
 	if err != nil {
 		return nil, nil, err
 	}
-	r.Budget = s.opts.Budget
+	r.Budget, r.MaxTerms = s.opts.Budget, s.opts.MaxTerms
 	return r, cat, nil
 }
 

@@ -56,6 +56,9 @@ type Options struct {
 	// upgrade path with its CRD comparisons); past it the answer is 503
 	// with Retry-After (default DefaultBudget).
 	Budget time.Duration
+	// MaxTerms bounds the size of an install question's problem (default
+	// DefaultMaxTerms: install.Resolver.MaxTerms).
+	MaxTerms int
 	// CacheBytes bounds what the decoded packages and their computed
 	// answers hold (default 64 MiB), weighed by what each cost
 	// (viewcache.go).
@@ -65,6 +68,12 @@ type Options struct {
 // DefaultBudget is a question's budget on the HTTP routes: shorter than
 // the CLI's (install.DefaultBudget), as a page waits for it.
 const DefaultBudget = 5 * time.Second
+
+// DefaultMaxTerms is an install question's size limit on the HTTP
+// routes, about 100 MB of the solver's memory: a fifth of the CLI's
+// (install.DefaultMaxTerms), as the server answers many at once; 2,000
+// times the largest question of the real catalogs.
+const DefaultMaxTerms = 200_000
 
 // retryAfter is the Retry-After of an answer left undecided within its
 // budget, in seconds: the same question may be decided when the server is
@@ -120,6 +129,9 @@ func New(snap *cache.Snapshot, opts Options) (*Server, error) {
 	}
 	if opts.Budget <= 0 {
 		opts.Budget = DefaultBudget
+	}
+	if opts.MaxTerms == 0 {
+		opts.MaxTerms = DefaultMaxTerms
 	}
 	if opts.CacheBytes <= 0 {
 		opts.CacheBytes = defaultCacheBytes

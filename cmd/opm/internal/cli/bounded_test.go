@@ -53,6 +53,10 @@ func TestQueryInstallUndecided(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "cannot be installed") {
 		t.Errorf("--timeout 0: exit %d\n%s%s", code, out, errOut)
 	}
+	code, out, errOut = run(t, "alpha", "query", "install", dir, "-p", "shape", "--max-terms", "5")
+	if code != 2 || !strings.Contains(out, "the problem is too large to decide") {
+		t.Errorf("--max-terms 5: exit %d\n%s%s", code, out, errOut)
+	}
 	code, _, errOut = run(t, "alpha", "query", "install", dir, "-p", "shape", "--timeout", "soon")
 	if code != 2 || !strings.Contains(errOut, `invalid argument "soon" for "--timeout"`) {
 		t.Errorf("bad --timeout: exit %d\n%s", code, errOut)

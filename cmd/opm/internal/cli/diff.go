@@ -20,6 +20,7 @@ func newDiffCmd(s Streams, g *globalOptions) *cobra.Command {
 		output   string
 		cacheDir string
 		timeout  time.Duration
+		terms    int
 	)
 	cmd := &cobra.Command{
 		Use:   "diff OLD NEW",
@@ -74,7 +75,7 @@ question of the uninstallable rule was undecided within --timeout.`,
 			}
 			res := &action.Resolver{ImageOptions: g.imageOptions(cacheDir), MaxFileSize: g.maxFileSize.limit(),
 				Allowed: action.RefCatalogDir | action.RefCatalogImage}
-			r, err := action.DiffCatalogs{Sources: res, Old: args[0], New: args[1], MaxFileSize: g.maxFileSize.limit(), Check: check, Budget: timeout}.Run(cmd.Context())
+			r, err := action.DiffCatalogs{Sources: res, Old: args[0], New: args[1], MaxFileSize: g.maxFileSize.limit(), Check: check, Budget: timeout, MaxTerms: maxTerms(terms)}.Run(cmd.Context())
 			if err != nil {
 				return &ExitError{Code: 2, Err: err}
 			}
@@ -103,7 +104,7 @@ question of the uninstallable rule was undecided within --timeout.`,
 		},
 	}
 	cmd.Flags().BoolVar(&check, "check", false, "apply the update rules and exit 1 when one is broken")
-	addTimeoutFlag(cmd, &timeout)
+	addTimeoutFlag(cmd, &timeout, &terms)
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "Output format (text|json|markdown)")
 	addImageCacheFlag(cmd, &cacheDir)
 	return usageExitCode(plainErrors(cmd), 2)

@@ -126,7 +126,7 @@ words. --all answers for every package and channel of the catalog;
 			if err != nil {
 				return &ExitError{Code: 2, Err: err}
 			}
-			r.Budget = olm.timeout
+			r.Budget, r.MaxTerms = olm.timeout, maxTerms(olm.terms)
 			if sub.Catalog != "" && r.Catalog(sub.Catalog) == nil {
 				return &ExitError{Code: 2, Err: fmt.Errorf("--source %q names none of the catalogs", sub.Catalog)}
 			}
@@ -185,7 +185,7 @@ words. --all answers for every package and channel of the catalog;
 	f.BoolVar(&every, "every-bundle", false, "with --all, answer for every bundle of each channel too")
 	f.StringVarP(&output, "output", "o", "text", "Output format (text|json)")
 	addOLMFlags(cmd, &olm)
-	addTimeoutFlag(cmd, &olm.timeout)
+	addTimeoutFlag(cmd, &olm.timeout, &olm.terms)
 	addImageCacheFlag(cmd, &cacheDir)
 	return usageExitCode(cmd, 2)
 }

@@ -29,14 +29,27 @@ type olmFlags struct {
 	watchNamespace   string
 	installNamespace string
 	pullBundles      bool
-	// timeout is each OLM v0 install question's budget (--timeout).
+	// timeout is each OLM v0 install question's budget (--timeout), terms
+	// the size of its problem (--max-terms).
 	timeout time.Duration
+	terms   int
 }
 
-// addTimeoutFlag adds --timeout: each question's budget.
-func addTimeoutFlag(cmd *cobra.Command, d *time.Duration) {
+// addTimeoutFlag adds --timeout, each question's budget, and
+// --max-terms, the size of its problem.
+func addTimeoutFlag(cmd *cobra.Command, d *time.Duration, terms *int) {
 	cmd.Flags().DurationVar(d, "timeout", install.DefaultBudget,
 		"the time each question may take; past it the answer is undecided (exit 2), never a hang (0: no limit, as in OLM)")
+	cmd.Flags().IntVar(terms, "max-terms", install.DefaultMaxTerms,
+		"the size each question's problem may reach (the candidates of its bundles' dependencies, about 500 bytes each); past it the answer is undecided (exit 2) (0: no limit, as in OLM)")
+}
+
+// maxTerms is --max-terms for install.Resolver.MaxTerms.
+func maxTerms(n int) int {
+	if n <= 0 {
+		return -1
+	}
+	return n
 }
 
 // undecidedExit exits 2 when n questions of a report were left
@@ -101,7 +114,7 @@ func (o *olmFlags) spec(pkg string, channels []string) olmv1.Spec {
 // query is the question to OLM v1 (and with --olm both, to OLM v0 too)
 // about the catalogs cats.
 func (o *olmFlags) query(g *globalOptions, cacheDir string, cats []action.InstallCatalog) *action.QueryOLM {
-	q := &action.QueryOLM{Catalogs: cats, MaxFileSize: g.maxFileSize.limit(), Options: o.options(), Both: o.olm == "both", Budget: o.timeout,
+	q := &action.QueryOLM{Catalogs: cats, MaxFileSize: g.maxFileSize.limit(), Options: o.options(), Both: o.olm == "both", Budget: o.timeout, MaxTerms: maxTerms(o.terms),
 		Sources: &action.Resolver{ImageOptions: g.imageOptions(cacheDir), MaxFileSize: g.maxFileSize.limit(),
 			Allowed: action.RefCatalogDir | action.RefCatalogImage}}
 	if o.pullBundles {
