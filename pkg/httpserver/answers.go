@@ -538,7 +538,12 @@ func (s *Server) updates(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, r, http.StatusNotFound, "channel %q not found in package %q (its channels: %s)%s", channel, pkg, strings.Join(names, ", "), suggest.Hint(channel, names))
 		return
 	}
+	done, ok := s.startWork(w, r)
+	if !ok {
+		return
+	}
 	a, err := updates.Query{Model: v.model, Package: pkg, Channel: channel, From: from, CRDs: s.crds(v)}.Run()
+	done()
 	if err != nil {
 		jsonError(w, r, http.StatusBadRequest, "%v", err)
 		return

@@ -104,7 +104,12 @@ func (s *Server) installAnswer(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, r, http.StatusNotFound, "channel %q not found in package %q (its channels: %s)%s", channel, pkg, strings.Join(channels, ", "), suggest.Hint(channel, channels))
 		return
 	}
+	done, ok := s.startWork(w, r)
+	if !ok {
+		return
+	}
 	a, err := res.Resolve(r.Context(), install.Subscription{Package: pkg, Channel: channel, StartingCSV: bundle})
+	done()
 	switch {
 	case r.Context().Err() != nil:
 		return // the client has gone

@@ -131,6 +131,11 @@ func (s *Server) olmv1Resolve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	done, ok := s.startWork(w, r)
+	if !ok {
+		return
+	}
+	defer done()
 	a, err := res.Resolve(spec, installed)
 	var ue *olmv1.UsageError
 	switch {

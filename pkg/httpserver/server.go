@@ -94,6 +94,8 @@ type Server struct {
 	install installState
 	// olmv1 answers /api/v1/olmv1/ (olmv1.go).
 	olmv1 olmv1State
+	// work holds a token for each question computing (work.go).
+	work chan struct{}
 }
 
 // validName is a DNS-1123 subdomain, as catalogd requires of a catalog's
@@ -136,7 +138,8 @@ func New(snap *cache.Snapshot, opts Options) (*Server, error) {
 	if opts.CacheBytes <= 0 {
 		opts.CacheBytes = defaultCacheBytes
 	}
-	s := &Server{snap: snap, lines: snap.Lines(), opts: opts, log: opts.Logger, views: newViewCache(opts.CacheBytes)}
+	s := &Server{snap: snap, lines: snap.Lines(), opts: opts, log: opts.Logger, views: newViewCache(opts.CacheBytes),
+		work: make(chan struct{}, workers())}
 	s.pkgs = summaries(snap)
 	if opts.Metrics != nil {
 		opts.Metrics.setCatalog(snap)
