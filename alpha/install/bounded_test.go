@@ -275,9 +275,9 @@ func TestSolveStops(t *testing.T) {
 			}
 		}
 	}
-	ctx, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
-	x := &eval{ctx: ctx, deadline: time.Now().Add(time.Millisecond), expire: func() { cancel(errBudget) }}
+	x, end := newEval(context.Background(), time.Millisecond)
+	defer end()
+	ctx := x.ctx
 	type result struct {
 		r   int
 		err error

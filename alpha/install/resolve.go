@@ -79,19 +79,9 @@ func (r *Resolver) Resolve(ctx context.Context, sub Subscription) (*Answer, erro
 		return nil, fmt.Errorf("no catalog named %q", sub.Catalog)
 	}
 	sub.Catalog = cat.Name
-	// The question's context: ctx's, ended with errBudget when the budget
-	// is spent.
-	qctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	x := &eval{ctx: qctx, expire: func() { cancel(errBudget) }}
-	if r.Budget > 0 {
-		// A timer ends the context (for what waits on it: gini's solve,
-		// CEL), and every check looks at the clock too, so that a budget
-		// shorter than the timer's delay is spent all the same.
-		x.deadline = time.Now().Add(r.Budget)
-		t := time.AfterFunc(r.Budget, x.expire)
-		defer t.Stop()
-	}
+	x, end := newEval(ctx, r.Budget)
+	defer end()
+	qctx := x.ctx
 	res := &resolution{r: r, sub: sub, cat: cat, x: x, deps: map[*Entry]*entryDeps{},
 		visited: map[*Entry]bool{}, ids: map[string]*Entry{}}
 	a, p, err := res.run()
@@ -110,6 +100,23 @@ func (r *Resolver) Resolve(ctx context.Context, sub Subscription) (*Answer, erro
 
 // errBudget ends a question's context when its budget is spent.
 var errBudget = errors.New("the question's budget is spent")
+
+// newEval makes a question's evaluation: its context is ctx's, ended with
+// errBudget when budget (if not zero) is spent. Call end when the
+// question is answered.
+func newEval(ctx context.Context, budget time.Duration) (x *eval, end func()) {
+	qctx, cancel := context.WithCancelCause(ctx)
+	x = &eval{ctx: qctx, expire: func() { cancel(errBudget) }}
+	if budget <= 0 {
+		return x, func() { cancel(nil) }
+	}
+	// A timer ends the context (for what waits on it: gini's solve, CEL),
+	// and every check looks at the clock too, so that a budget shorter
+	// than the timer's delay is spent all the same.
+	x.deadline = time.Now().Add(budget)
+	t := time.AfterFunc(budget, x.expire)
+	return x, func() { t.Stop(); cancel(nil) }
+}
 
 // run answers the question; on an error it returns the problem as far as
 // it was made (nil before the solver's input is complete).

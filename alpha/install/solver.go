@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"runtime"
 	"strings"
 	"time"
 
@@ -353,26 +354,62 @@ func minimalCore(x *eval, p *problem) ([]applied, error) {
 // question's context and the function that spends its budget.
 var testHookSearch func(ctx context.Context, expire func())
 
-// solveBy is g.Solve() within the question's budget: gini's own Try,
-// which gives up at x's deadline (gini looks at the clock every 20,000
-// propagations) and otherwise answers as Solve does; without a budget,
-// Solve. It returns x's error when the question must stop: its budget
-// spent, or its asker gone (which a solve under way does not see: it
-// ends at the deadline at the latest).
+// solveBy is g.Solve(), stopped when the question must stop (its budget
+// spent, its asker gone): then it returns the question's error, and g
+// must not be used again. gini's own Try takes a duration and cannot be
+// stopped from outside; so the solve runs in gini's goroutine (GoSolve,
+// the same Solve), and is asked for its result, yielding the processor in
+// between, until it answers or the question's context is done, when it is
+// stopped (gini checks for a stop every 20,000 propagations). Most of
+// OLM's solves take microseconds: they end while the caller yields; a
+// longer one is asked again at growing intervals, up to a millisecond.
 func solveBy(x *eval, g *gini.Gini) (int, error) {
 	if x.stop() {
 		return unknown, x.err
 	}
-	if x.deadline.IsZero() {
+	done := x.ctx.Done()
+	if done == nil {
 		return g.Solve(), nil
 	}
-	if r := g.Try(time.Until(x.deadline)); r != unknown {
-		return r, nil
+	sv := g.GoSolve()
+	var timer *time.Timer
+	for i := 0; ; i++ {
+		if r, ok := sv.Test(); ok {
+			if timer != nil {
+				timer.Stop()
+			}
+			return r, nil
+		}
+		if i < spinYields {
+			select {
+			case <-done:
+				sv.Stop()
+				x.stop()
+				return unknown, x.err
+			default:
+				runtime.Gosched()
+				continue
+			}
+		}
+		wait := min(time.Microsecond<<min(i-spinYields, 10), time.Millisecond)
+		if timer == nil {
+			timer = time.NewTimer(wait)
+		} else {
+			timer.Reset(wait)
+		}
+		select {
+		case <-done:
+			timer.Stop()
+			sv.Stop()
+			x.stop()
+			return unknown, x.err
+		case <-timer.C:
+		}
 	}
-	x.expire()
-	x.stop()
-	return unknown, x.err
 }
+
+// spinYields is how many times solveBy yields before it sleeps.
+const spinYields = 64
 
 // search guesses variables in preference order: the anchors first, then,
 // breadth first, the candidates of each dependency of every variable
