@@ -5,8 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
