@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -81,10 +80,7 @@ line is wrong, or the report cannot be written.`,
 			}
 			switch output {
 			case "json":
-				enc := json.NewEncoder(s.Out)
-				enc.SetIndent("", "    ")
-				enc.SetEscapeHTML(false)
-				err = enc.Encode(rep)
+				err = encodeAnswer(s.Out, rep)
 			case "markdown":
 				err = rep.writeMarkdown(s.Out, check)
 			default:

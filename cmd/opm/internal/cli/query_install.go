@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -129,16 +128,13 @@ words. --all answers for every package and channel of the catalog;
 			if sub.Catalog != "" && r.Catalog(sub.Catalog) == nil {
 				return &ExitError{Code: 2, Err: fmt.Errorf("--source %q names none of the catalogs", sub.Catalog)}
 			}
-			enc := json.NewEncoder(s.Out)
-			enc.SetIndent("", "    ")
-			enc.SetEscapeHTML(false)
 			if all {
 				rep, err := r.All(sub.Catalog, every)
 				if err != nil {
 					return &ExitError{Code: 2, Err: err}
 				}
 				if output == "json" {
-					return enc.Encode(rep)
+					return encodeAnswer(s.Out, rep)
 				}
 				return rep.WriteTable(s.Out)
 			}
@@ -152,7 +148,7 @@ words. --all answers for every package and channel of the catalog;
 				return &ExitError{Code: 2, Err: err}
 			}
 			if output == "json" {
-				err = enc.Encode(a)
+				err = encodeAnswer(s.Out, a)
 			} else {
 				err = a.WriteText(s.Out)
 			}
