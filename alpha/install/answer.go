@@ -2,6 +2,7 @@ package install
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -33,7 +34,8 @@ type Answer struct {
 	// Installs are the bundles OLM installs, the subscription's first.
 	Installs []Install `json:"installs,omitempty"`
 	// Tree is who pulls in what: the subscription's bundle, each of its
-	// dependencies with the bundle that satisfies it, and so on.
+	// dependencies with the bundle that satisfies it, and so on, to
+	// MaxDepth.
 	Tree *Node `json:"tree,omitempty"`
 	// Continuations continue the tree where it stops (MaxDepth): each is
 	// a bundle marked Continued, in the tree or in an earlier
@@ -306,8 +308,11 @@ func list(s []string) string {
 // when it nests deeper than maxValueDepth.
 func boundedProperty(p Property) Property {
 	if jsonDepth(p.Value) > maxValueDepth {
-		s, _ := json.Marshal(string(p.Value)) // a string always encodes
-		p.Value = s
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)        // as the CLI and the server write JSON
+		_ = enc.Encode(string(p.Value)) // a string always encodes
+		p.Value = bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 	}
 	return p
 }
