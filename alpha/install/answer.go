@@ -1,11 +1,31 @@
 package install
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 )
+
+// MaxDepth is how many dependencies deep a tree goes below its top
+// bundle. A bundle that deep whose own dependencies would go deeper is
+// marked Continued, and it heads a tree of its own among the answer's
+// Continuations, again at most MaxDepth deep. So an answer's size, in
+// text or JSON, grows with its bundles whatever the depth of their
+// dependencies (drawn as one tree, a chain of n dependencies takes
+// indentation quadratic in n), and its JSON nests a bounded number of
+// levels, which every JSON decoder reads (Python's stops at 1000, Go's
+// at 10000). The real catalogs' dependencies go two deep.
+const MaxDepth = 8
+
+// maxValueDepth bounds how deep a property's value, as the catalog has
+// it, nests in the answer: a deeper one (an olm.constraint nesting
+// all, any and not hundreds deep) is given as a string holding its JSON
+// text, so that the answer's nesting stays bounded too.
+const maxValueDepth = 64
 
 // Answer is what OLM does with a new Subscription.
 type Answer struct {
@@ -14,8 +34,13 @@ type Answer struct {
 	// Installs are the bundles OLM installs, the subscription's first.
 	Installs []Install `json:"installs,omitempty"`
 	// Tree is who pulls in what: the subscription's bundle, each of its
-	// dependencies with the bundle that satisfies it, and so on.
+	// dependencies with the bundle that satisfies it, and so on, to
+	// MaxDepth.
 	Tree *Node `json:"tree,omitempty"`
+	// Continuations continue the tree where it stops (MaxDepth): each is
+	// a bundle marked Continued, in the tree or in an earlier
+	// continuation, with its dependencies, in the order the marks come.
+	Continuations []*Node `json:"continuations,omitempty"`
 	// Reasons say, in words, why nothing can be installed: each
 	// constraint of a minimal set that cannot hold together.
 	Reasons []string `json:"reasons,omitempty"`
@@ -42,8 +67,13 @@ type Node struct {
 	// Dependencies are the bundle's dependencies, each with the bundle
 	// that satisfies it.
 	Dependencies []Edge `json:"dependencies,omitempty"`
-	// Repeated marks a bundle shown in full earlier in the tree.
+	// Repeated marks a bundle shown in full earlier in the tree (or
+	// marked Continued earlier).
 	Repeated bool `json:"repeated,omitempty"`
+	// Continued marks a bundle MaxDepth dependencies below the top of
+	// its tree whose dependencies are shown in the answer's
+	// Continuations, headed by the same bundle.
+	Continued bool `json:"continued,omitempty"`
 }
 
 // Edge is a dependency and the bundle chosen for it.
@@ -84,33 +114,53 @@ func (a *Answer) installable(res *resolution, chosen []*Entry, cands []*Entry) {
 		a.fail(fmt.Errorf("internal error: the solution installs none of the subscription's bundles"))
 		return
 	}
+	// The tree is built in the order the text shows it: the tree to
+	// MaxDepth, then each continuation, so that a bundle shown again
+	// always refers to one shown above it.
 	shown := map[*Entry]bool{}
 	order := []*Entry{}
-	var node func(e *Entry) *Node
-	node = func(e *Entry) *Node {
-		n := &Node{Install: install(e)}
-		if shown[e] {
-			n.Repeated = true
-			return n
-		}
-		shown[e] = true
-		order = append(order, e)
+	var cut []*Entry
+	type edge struct {
+		d *Dependency
+		p *Entry
+	}
+	edges := func(e *Entry) []edge {
+		var out []edge
 		for _, d := range res.deps[e].deps {
-			var p *Entry
 			for _, c := range d.Candidates {
 				if in[c] {
-					p = c
+					out = append(out, edge{d, c})
 					break
 				}
 			}
-			if p == nil {
-				continue
-			}
-			n.Dependencies = append(n.Dependencies, Edge{Property: d.Property, Requirement: d.Words(), Provider: node(p)})
+		}
+		return out
+	}
+	var node func(e *Entry, depth int) *Node
+	full := func(e *Entry, depth int, es []edge) *Node {
+		n := &Node{Install: install(e)}
+		for _, x := range es {
+			n.Dependencies = append(n.Dependencies, Edge{Property: boundedProperty(x.d.Property), Requirement: x.d.Words(), Provider: node(x.p, depth+1)})
 		}
 		return n
 	}
-	a.Tree = node(root)
+	node = func(e *Entry, depth int) *Node {
+		if shown[e] {
+			return &Node{Install: install(e), Repeated: true}
+		}
+		shown[e] = true
+		order = append(order, e)
+		es := edges(e)
+		if depth == MaxDepth && len(es) > 0 {
+			cut = append(cut, e)
+			return &Node{Install: install(e), Continued: true}
+		}
+		return full(e, depth, es)
+	}
+	a.Tree = node(root, 0)
+	for i := 0; i < len(cut); i++ { // cut grows as the continuations are built
+		a.Continuations = append(a.Continuations, full(cut[i], 0, edges(cut[i])))
+	}
 	// Anything chosen that the tree does not reach (the solver keeps no
 	// such bundle, but say so if it did).
 	for _, e := range chosen {
@@ -259,46 +309,86 @@ func list(s []string) string {
 	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
 }
 
+// boundedProperty is p, its value given as a string of its JSON text
+// when it nests deeper than maxValueDepth.
+func boundedProperty(p Property) Property {
+	if jsonDepth(p.Value) > maxValueDepth {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)        // as the CLI and the server write JSON
+		_ = enc.Encode(string(p.Value)) // a string always encodes
+		p.Value = bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	}
+	return p
+}
+
+// jsonDepth is how deep JSON text nests objects and arrays.
+func jsonDepth(b []byte) int {
+	depth, deepest, inString := 0, 0, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
+}
+
 // WriteText writes the answer for people: the tree of what gets
-// installed, or why nothing can be.
+// installed, or why nothing can be. A tree deeper than MaxDepth goes on
+// in sections below it, one for each continuation, headed by the bundle
+// whose line says "(continued below)": the text grows with the bundles,
+// not with the square of their depth. It is written as it is made.
 func (a *Answer) WriteText(w io.Writer) error {
-	var b strings.Builder
+	b := bufio.NewWriterSize(w, 64<<10)
 	s := a.Subscription
-	fmt.Fprintf(&b, "A subscription to package %s", s.Package)
+	fmt.Fprintf(b, "A subscription to package %s", s.Package)
 	if s.Channel != "" {
-		fmt.Fprintf(&b, ", channel %s", s.Channel)
+		fmt.Fprintf(b, ", channel %s", s.Channel)
 	}
 	if s.StartingCSV != "" {
-		fmt.Fprintf(&b, ", starting at %s", s.StartingCSV)
+		fmt.Fprintf(b, ", starting at %s", s.StartingCSV)
 	}
-	fmt.Fprintf(&b, ", from catalog %s", s.Catalog)
+	fmt.Fprintf(b, ", from catalog %s", s.Catalog)
 	switch a.Status {
 	case Installable:
 		n := len(a.Installs)
-		fmt.Fprintf(&b, " installs %d bundle%s:\n\n", n, plural(n))
-		writeNode(&b, a.Tree, "", "")
+		fmt.Fprintf(b, " installs %d bundle%s:\n\n", n, plural(n))
+		writeNode(b, a.Tree, "", "", "")
+		for _, c := range a.Continuations {
+			b.WriteString("\n")
+			writeNode(b, c, "", "", " (continued from above)")
+		}
 	case Unsatisfiable:
 		b.WriteString(" cannot be installed:\n")
 		for _, r := range a.Reasons {
-			fmt.Fprintf(&b, "  - %s\n", r)
+			fmt.Fprintf(b, "  - %s\n", r)
 		}
 		b.WriteString("\nOLM's constraints that cannot hold together:\n")
 		for _, c := range a.Constraints {
-			fmt.Fprintf(&b, "  - %s\n", c)
+			fmt.Fprintf(b, "  - %s\n", c)
 		}
 	case Failed:
-		fmt.Fprintf(&b, " fails: OLM stops before it solves:\n  %s\n", strings.ReplaceAll(a.Error, "\n", "\n  "))
+		fmt.Fprintf(b, " fails: OLM stops before it solves:\n  %s\n", strings.ReplaceAll(a.Error, "\n", "\n  "))
 	case Undecided:
-		fmt.Fprintf(&b, " is undecided: %s\n", a.Error)
+		fmt.Fprintf(b, " is undecided: %s\n", a.Error)
 		if len(a.Constraints) > 0 {
 			b.WriteString("\nThe constraints with the most choices:\n")
 			for _, c := range a.Constraints {
-				fmt.Fprintf(&b, "  - %s\n", c)
+				fmt.Fprintf(b, "  - %s\n", c)
 			}
 		}
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return b.Flush()
 }
 
 func plural(n int) string {
@@ -316,13 +406,18 @@ func (in Install) label() string {
 	return s + ", channel " + in.Channel + ", catalog " + in.Catalog + ")"
 }
 
-// writeNode draws the tree: the bundle, then each dependency, its
-// provider beneath it.
-func writeNode(b *strings.Builder, n *Node, first, rest string) {
-	b.WriteString(first + n.Install.label())
-	if n.Repeated {
+// writeNode draws a tree: the bundle (and note, for the top of a
+// continuation), then each dependency, its provider beneath it.
+func writeNode(b *bufio.Writer, n *Node, first, rest, note string) {
+	b.WriteString(first)
+	b.WriteString(n.Install.label())
+	switch {
+	case n.Repeated:
 		b.WriteString(" (see above)")
+	case n.Continued:
+		b.WriteString(" (continued below)")
 	}
+	b.WriteString(note)
 	b.WriteString("\n")
 	for i, d := range n.Dependencies {
 		last := i == len(n.Dependencies)-1
@@ -331,6 +426,6 @@ func writeNode(b *strings.Builder, n *Node, first, rest string) {
 			branch, indent = "└── ", "    "
 		}
 		fmt.Fprintf(b, "%s%s%s: %s\n", rest, branch, d.Property.Type, d.Requirement)
-		writeNode(b, d.Provider, rest+indent+"└── ", rest+indent+"    ")
+		writeNode(b, d.Provider, rest+indent+"└── ", rest+indent+"    ", "")
 	}
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -85,10 +84,7 @@ question of the uninstallable rule was undecided within --timeout.`,
 			}
 			switch output {
 			case "json":
-				enc := json.NewEncoder(s.Out)
-				enc.SetIndent("", "    ")
-				enc.SetEscapeHTML(false)
-				err = enc.Encode(rep)
+				err = encodeAnswer(s.Out, rep)
 			case "markdown":
 				err = rep.writeMarkdown(s.Out, check)
 			default:

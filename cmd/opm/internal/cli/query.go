@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -83,14 +82,17 @@ Exit codes: 0 whenever the question was answered, a bundle that cannot
 reach the head included (use "opm alpha diff --check" to fail a CI job on
 those), 1 on bad input (a package or channel not found); with --olm v1, 1
 when the ClusterExtension does not resolve (operator-controller's error
-after the answer); with --olm both, 1 when neither OLM answers.`,
+after the answer); with --olm both, 1 when neither OLM answers; 2 when the answer cannot be
+written (a full disk).`,
 		Example: `  opm alpha query updates ./catalog --package etcd --from etcdoperator.v0.9.0
   opm alpha query updates quay.io/example/catalog:latest --package etcd --channel alpha --from 0.9.2 -o json
   opm alpha query updates ./catalog --package etcd --all
   opm alpha query updates ./catalog --package etcd --from etcdoperator.v0.9.0 --olm both
   opm alpha query updates ./catalog --package etcd --from 0.9.0 --olm v1 --version-range "<0.9.4"`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			s, done := answerOut(s, 2)
+			defer done(&err)
 			if output != "text" && output != "json" {
 				return fmt.Errorf("invalid --output value %q, expected (text|json)", output)
 			}
@@ -129,16 +131,13 @@ after the answer); with --olm both, 1 when neither OLM answers.`,
 			if q.CRDs, err = action.CompareCRDs(ix); err != nil {
 				return err
 			}
-			enc := json.NewEncoder(s.Out)
-			enc.SetIndent("", "    ")
-			enc.SetEscapeHTML(false)
 			if all {
 				as, err := q.RunAll()
 				if err != nil {
 					return err
 				}
 				if output == "json" {
-					return enc.Encode(as)
+					return encodeAnswer(s.Out, as)
 				}
 				return action.WriteUpdatesTable(s.Out, as)
 			}
@@ -147,7 +146,7 @@ after the answer); with --olm both, 1 when neither OLM answers.`,
 				return err
 			}
 			if output == "json" {
-				return enc.Encode(a)
+				return encodeAnswer(s.Out, a)
 			}
 			return a.WriteText(s.Out)
 		},

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -130,16 +129,13 @@ words. --all answers for every package and channel of the catalog;
 			if sub.Catalog != "" && r.Catalog(sub.Catalog) == nil {
 				return &ExitError{Code: 2, Err: fmt.Errorf("--source %q names none of the catalogs", sub.Catalog)}
 			}
-			enc := json.NewEncoder(s.Out)
-			enc.SetIndent("", "    ")
-			enc.SetEscapeHTML(false)
 			if all {
 				rep, err := r.All(cmd.Context(), sub.Catalog, every)
 				if err != nil {
 					return &ExitError{Code: 2, Err: err}
 				}
 				if output == "json" {
-					err = enc.Encode(rep)
+					err = encodeAnswer(s.Out, rep)
 				} else {
 					err = rep.WriteTable(s.Out)
 				}
@@ -158,7 +154,7 @@ words. --all answers for every package and channel of the catalog;
 				return &ExitError{Code: 2, Err: err}
 			}
 			if output == "json" {
-				err = enc.Encode(a)
+				err = encodeAnswer(s.Out, a)
 			} else {
 				err = a.WriteText(s.Out)
 			}

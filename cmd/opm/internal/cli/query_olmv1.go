@@ -165,10 +165,9 @@ func runUpdatesOLM(cmd *cobra.Command, s Streams, g *globalOptions, cacheDir str
 	if err != nil {
 		return err
 	}
-	enc := jsonEncoder(s.Out)
 	if o.olm == "v1" {
 		if output == "json" {
-			err = enc.Encode(u.OnlyV1())
+			err = encodeAnswer(s.Out, u.OnlyV1())
 		} else if err = u.V1.WriteText(s.Out); err == nil {
 			err = writeV1Path(s.Out, u.V1Path, u.V1End)
 		}
@@ -178,7 +177,7 @@ func runUpdatesOLM(cmd *cobra.Command, s Streams, g *globalOptions, cacheDir str
 		return v1Resolves(u.V1)
 	}
 	if output == "json" {
-		if err := enc.Encode(u); err != nil {
+		if err := encodeAnswer(s.Out, u); err != nil {
 			return err
 		}
 		return neitherAnswers(u)
@@ -263,7 +262,6 @@ func runInstallOLM(cmd *cobra.Command, s Streams, g *globalOptions, cacheDir str
 		return &usageReport{errors.New("an OLM v0 Subscription has one channel: give at most one --channel with --olm both")}
 	}
 	q := o.query(g, cacheDir, cats)
-	enc := jsonEncoder(s.Out)
 	if all {
 		rep, err := q.InstallAll(cmd.Context(), sub.Catalog)
 		if err != nil {
@@ -271,11 +269,11 @@ func runInstallOLM(cmd *cobra.Command, s Streams, g *globalOptions, cacheDir str
 		}
 		switch {
 		case o.olm == "both" && output == "json":
-			return enc.Encode(rep)
+			return encodeAnswer(s.Out, rep)
 		case o.olm == "both":
 			return writeAllBoth(s.Out, rep)
 		case output == "json":
-			return enc.Encode(rep.V1)
+			return encodeAnswer(s.Out, rep.V1)
 		}
 		return rep.V1.WriteTable(s.Out)
 	}
@@ -285,7 +283,7 @@ func runInstallOLM(cmd *cobra.Command, s Streams, g *globalOptions, cacheDir str
 	}
 	if o.olm == "v1" {
 		if output == "json" {
-			err = enc.Encode(a.V1)
+			err = encodeAnswer(s.Out, a.V1)
 		} else {
 			err = a.V1.WriteText(s.Out)
 		}
@@ -298,7 +296,7 @@ func runInstallOLM(cmd *cobra.Command, s Streams, g *globalOptions, cacheDir str
 		return nil
 	}
 	if output == "json" {
-		err = enc.Encode(a)
+		err = encodeAnswer(s.Out, a)
 	} else {
 		fmt.Fprintln(s.Out, "== OLM v0")
 		if err := a.V0.WriteText(s.Out); err != nil {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"io"
 )
 
@@ -22,6 +23,16 @@ func (s *stickyWriter) Write(p []byte) (int, error) {
 		s.err = err
 	}
 	return n, err
+}
+
+// encodeAnswer writes v as a command's JSON answer (jsonEncoder). An
+// answer that cannot be encoded or written is an error with exit code
+// 2, never that of an answer nobody received (see answerOut).
+func encodeAnswer(w io.Writer, v any) error {
+	if err := jsonEncoder(w).Encode(v); err != nil {
+		return &ExitError{Code: 2, Err: fmt.Errorf("cannot write the answer as JSON: %w", err)}
+	}
+	return nil
 }
 
 // answerOut gives a command's streams whose Out remembers its first write

@@ -1101,11 +1101,19 @@
     return b.bundle + (b.version ? " (" + b.version + ")" : "") + " \u00b7 channel " + b.channel;
   }
 
-  // installNode is a bundle of the tree with its dependencies beneath it.
-  function installNode(n) {
+  // installNode is a bundle of the tree with its dependencies beneath it;
+  // note is said after the bundle (the head of a continuation). A tree
+  // stops 8 deep (the answer's continued bundles): each continuation
+  // follows it as a tree of its own, so nothing nests deeper.
+  function installNode(n, note) {
     const li = el("li", null, el("code", null, n.bundle), " " + (n.version || "") + " \u00b7 channel " + n.channel);
+    if (note) li.append(el("span", { class: "muted" }, note));
     if (n.repeated) {
       li.append(el("span", { class: "muted" }, " (see above)"));
+      return li;
+    }
+    if (n.continued) {
+      li.append(el("span", { class: "muted" }, " (continued below)"));
       return li;
     }
     const deps = n.dependencies || [];
@@ -1127,6 +1135,9 @@
         "A new Subscription installs " + plural(n, "bundle") + ": " +
         (a.installs || []).map(installText).join(", ") + "."));
       if (a.tree) out.append(el("ul", { id: "install-tree", class: "tree" }, installNode(a.tree)));
+      for (const c of a.continuations || []) {
+        out.append(el("ul", { class: "tree install-continuation" }, installNode(c, " (continued from above)")));
+      }
       return;
     }
     if (a.status === "unsatisfiable") {
