@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -41,7 +42,12 @@ func (r *Report) Counts() map[Status]int {
 // with everyBundle, for every bundle of each channel too (as the
 // subscription's starting bundle), the head first.
 // Each question gets the resolver's Budget; the error is ctx's when it is
-// done before the report is complete.
+// done before the report is complete. An answer installing more than
+// MaxReportInstalls bundles keeps the first of them and leaves its tree
+// out (InstallsOmitted), so that a report grows with the questions, not
+// with their product by the bundles each installs (on a chain of n
+// dependencies, n questions each install up to n bundles); the question
+// asked alone has the whole answer.
 func (r *Resolver) All(ctx context.Context, catalog string, everyBundle bool) (*Report, error) {
 	return r.allOf(ctx, catalog, everyBundle, nil)
 }
@@ -73,6 +79,7 @@ func (r *Resolver) allOf(ctx context.Context, catalog string, everyBundle bool, 
 				if err != nil {
 					return nil, err
 				}
+				a.trim()
 				rep.Answers = append(rep.Answers, a)
 			}
 		}
@@ -149,6 +156,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 				names[i] = in.Bundle
 			}
 			installs = strings.Join(names, ", ")
+			if a.InstallsOmitted > 0 {
+				installs += fmt.Sprintf(" and %d more", a.InstallsOmitted)
+			}
 		}
 		if bundles {
 			start := s.StartingCSV
@@ -290,4 +300,20 @@ func (r *Report) answer(s Subscription) *Answer {
 type Limits struct {
 	Budget   time.Duration
 	MaxTerms int
+}
+
+// MaxReportInstalls is how many bundles an answer of a report lists. Every
+// answer of the real catalogs installs at most a few (their dependencies
+// go two deep).
+const MaxReportInstalls = 64
+
+// trim keeps the first MaxReportInstalls bundles of a large answer, for a
+// report.
+func (a *Answer) trim() {
+	if len(a.Installs) <= MaxReportInstalls {
+		return
+	}
+	a.InstallsOmitted = len(a.Installs) - MaxReportInstalls
+	a.Installs = slices.Clone(a.Installs[:MaxReportInstalls]) // not the whole array: a report holds many
+	a.Tree, a.Continuations = nil, nil
 }

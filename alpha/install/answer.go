@@ -33,6 +33,10 @@ type Answer struct {
 	Status       Status       `json:"status"`
 	// Installs are the bundles OLM installs, the subscription's first.
 	Installs []Install `json:"installs,omitempty"`
+	// InstallsOmitted counts the bundles left out of Installs in a
+	// report of many answers (Resolver.All), which keeps the first
+	// MaxReportInstalls of each; the tree is left out then too.
+	InstallsOmitted int `json:"installsOmitted,omitempty"`
 	// Tree is who pulls in what: the subscription's bundle, each of its
 	// dependencies with the bundle that satisfies it, and so on, to
 	// MaxDepth.

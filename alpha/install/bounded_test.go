@@ -322,3 +322,39 @@ func TestTooLarge(t *testing.T) {
 		}
 	}
 }
+
+// TestReportTrims: a report over a chain of dependencies lists at most
+// MaxReportInstalls bundles of each answer, so that it grows with the
+// questions (n), not with n²; the question alone keeps its whole answer.
+func TestReportTrims(t *testing.T) {
+	r, err := NewResolver(hostile(t, "dep-chain", 100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := r.All(context.Background(), "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byPkg := map[string]*Answer{}
+	for _, a := range rep.Answers {
+		byPkg[a.Subscription.Package] = a
+	}
+	top, mid := byPkg[shapecat.Package], byPkg["dep-50"]
+	if top == nil || len(top.Installs) != MaxReportInstalls || top.InstallsOmitted != 101-MaxReportInstalls || top.Tree != nil || top.Continuations != nil {
+		t.Fatalf("top answer: %d installs, %d omitted, tree %v", len(top.Installs), top.InstallsOmitted, top.Tree != nil)
+	}
+	if mid == nil || len(mid.Installs) != 51 || mid.InstallsOmitted != 0 || mid.Tree == nil {
+		t.Fatalf("dep-50: %+v", mid)
+	}
+	var b strings.Builder
+	if err := rep.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), fmt.Sprintf(" and %d more", 101-MaxReportInstalls)) {
+		t.Errorf("the table does not say how many are left out:\n%.2000s", b.String())
+	}
+	alone, err := r.Resolve(context.Background(), Subscription{Package: shapecat.Package})
+	if err != nil || len(alone.Installs) != 101 || alone.Tree == nil {
+		t.Fatalf("alone: %v", err)
+	}
+}
