@@ -18,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -246,7 +247,7 @@ func recordWire(ctx context.Context, conn grpc.ClientConnInterface) ([]byte, err
 		return cmp.Or(strings.Compare(a.GetPackageName(), b.GetPackageName()),
 			strings.Compare(a.GetChannelName(), b.GetChannelName()), strings.Compare(a.GetCsvName(), b.GetCsvName()))
 	})
-	for _, pkg := range slices.Sorted(mapKeys(pkgSet)) {
+	for _, pkg := range slices.Sorted(maps.Keys(pkgSet)) {
 		question("GetPackage", "name", pkg)
 		pb := unary(c.unary("GetPackage", &api.GetPackageRequest{Name: pkg}))
 		chans := map[string]bool{}
@@ -264,7 +265,7 @@ func recordWire(ctx context.Context, conn grpc.ClientConnInterface) ([]byte, err
 				chans[b.GetChannelName()] = true
 			}
 		}
-		for _, ch := range slices.Sorted(mapKeys(chans)) {
+		for _, ch := range slices.Sorted(maps.Keys(chans)) {
 			question("GetBundleForChannel", "pkgName", pkg, "channelName", ch)
 			unary(c.unary("GetBundleForChannel", &api.GetBundleInChannelRequest{PkgName: pkg, ChannelName: ch}))
 			var inCh []*api.Bundle
@@ -310,12 +311,12 @@ func recordWire(ctx context.Context, conn grpc.ClientConnInterface) ([]byte, err
 			provided[gvk{g.GetGroup(), g.GetVersion(), g.GetKind(), g.GetPlural()}] = true
 		}
 	}
-	for _, name := range slices.Sorted(mapKeys(names)) {
+	for _, name := range slices.Sorted(maps.Keys(names)) {
 		question("GetChannelEntriesThatReplace", "csvName", name)
 		ms, err := c.stream("GetChannelEntriesThatReplace", &api.GetAllReplacementsRequest{CsvName: name})
 		stream(ms, err, true)
 	}
-	gvks := slices.SortedFunc(mapKeys(provided), func(a, b gvk) int {
+	gvks := slices.SortedFunc(maps.Keys(provided), func(a, b gvk) int {
 		return cmp.Or(strings.Compare(a.group, b.group), strings.Compare(a.version, b.version),
 			strings.Compare(a.kind, b.kind), strings.Compare(a.plural, b.plural))
 	})
@@ -331,16 +332,6 @@ func recordWire(ctx context.Context, conn grpc.ClientConnInterface) ([]byte, err
 		unary(c.unary("GetDefaultBundleThatProvides", &api.GetDefaultProviderRequest{Group: g.group, Version: g.version, Kind: g.kind, Plural: g.plural}))
 	}
 	return w.Bytes(), nil
-}
-
-func mapKeys[K comparable](m map[K]bool) func(func(K) bool) {
-	return func(yield func(K) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // writeMessage writes the line of one answer message: "  <length>
