@@ -2,7 +2,9 @@
 // wall time from process start until the gRPC health check answers
 // SERVING, cold (no cache) and with a pre-built cache; the process's
 // memory (VmRSS, its RssAnon part, and VmHWM) after a full ListBundles; and a load test in
-// which concurrent clients mix GetBundle, GetPackage and ListBundles.
+// which concurrent clients mix GetBundle, GetBundleForChannel, GetPackage
+// and ListBundles (-mix), run against each binary in turn (-load-runs
+// rounds, interleaved), with the size of the answers received.
 //
 // Build opm first (go build -o bin/opm ./cmd/opm), then:
 //
@@ -22,6 +24,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -39,6 +42,7 @@ import (
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/stats"
 
 	"github.com/fastopm/fastopm/pkg/api"
 )
@@ -51,12 +55,21 @@ func main() {
 		modes   = flag.String("modes", "cold,warm", "start-up modes to measure: cold (no cache), warm (pre-built cache); "+
 			"warm-http (pre-built cache without the JSON lines, served with --http-addr: they are derived at start) and "+
 			"warm-http-lines (built with --cache-http, served with --http-addr) for opms that serve HTTP")
-		load    = flag.Duration("load", 10*time.Second, "duration of the load test (0 skips it)")
+		load    = flag.Duration("load", 10*time.Second, "duration of each load test phase (0 skips the load test)")
 		clients = flag.Int("clients", 50, "concurrent clients of the load test")
-		timeout = flag.Duration("timeout", 2*time.Minute, "give up on a start-up after this long")
+		mix     = flag.String("mix", "GetBundle=45,GetPackage=45,ListBundles=10", "the load test's calls, OP=WEIGHT,... of "+strings.Join(opNames[:], ", ")+
+			"; phases separated by ';' run one after the other against the same server (an OP alone is weight 1)")
+		loadRuns = flag.Int("load-runs", 1, "load test rounds; each round starts every binary afresh in the last mode and loads it, binaries interleaved")
+		timeout  = flag.Duration("timeout", 2*time.Minute, "give up on a start-up after this long")
 	)
 	flag.Parse()
-	if err := run(strings.Split(*opm, ","), *catalog, *runs, strings.Split(*modes, ","), *load, *clients, *timeout); err != nil {
+	phases, err := parseMix(*mix)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchserve: -mix:", err)
+		os.Exit(2)
+	}
+	lt := loadSpec{d: *load, clients: *clients, phases: phases, runs: *loadRuns}
+	if err := run(strings.Split(*opm, ","), *catalog, *runs, strings.Split(*modes, ","), lt, *timeout); err != nil {
 		fmt.Fprintln(os.Stderr, "benchserve:", err)
 		os.Exit(1)
 	}
@@ -76,7 +89,7 @@ type startup struct {
 // binary is an opm under test.
 type binary struct{ label, path string }
 
-func run(opms []string, catalog string, runs int, modes []string, load time.Duration, clients int, timeout time.Duration) error {
+func run(opms []string, catalog string, runs int, modes []string, lt loadSpec, timeout time.Duration) error {
 	var bins []binary
 	for _, o := range opms {
 		label, path, ok := strings.Cut(o, "=")
@@ -101,9 +114,8 @@ func run(opms []string, catalog string, runs int, modes []string, load time.Dura
 
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "opm\tmode\truns\tSERVING best\tmedian\tworst\tCPU best\tmedian\tListBundles\tmsgs\tMB\tVmRSS MiB\tRssAnon MiB\tVmHWM MiB\t")
-	var lastAddr string
-	var lastProc *exec.Cmd
-	for mi, mode := range modes {
+	var lastArgs [][]string
+	for _, mode := range modes {
 		args := make([][]string, len(bins))
 		for bi, b := range bins {
 			switch mode {
@@ -134,18 +146,15 @@ func run(opms []string, catalog string, runs int, modes []string, load time.Dura
 				return fmt.Errorf("unknown mode %q", mode)
 			}
 		}
+		lastArgs = args
 		results := make([][]startup, len(bins))
 		for i := range runs {
 			for bi, b := range bins { // interleaved: every binary sees the same load
-				keep := i == runs-1 && mi == len(modes)-1 && bi == len(bins)-1 && load > 0
-				res, addr, cmd, err := measure(b.path, args[bi], timeout, keep)
+				res, _, _, err := measure(b.path, args[bi], timeout, false)
 				if err != nil {
 					return fmt.Errorf("%s %s run %d: %w", b.label, mode, i+1, err)
 				}
 				results[bi] = append(results[bi], res)
-				if keep {
-					lastAddr, lastProc = addr, cmd
-				}
 			}
 		}
 		for bi, b := range bins {
@@ -166,15 +175,31 @@ func run(opms []string, catalog string, runs int, modes []string, load time.Dura
 	tw.Flush()
 	fmt.Println("(CPU: user+system time of the process when it answered SERVING;")
 	fmt.Println(" VmRSS and RssAnon after a full ListBundles, and VmHWM: the largest over the runs;")
-	fmt.Println(" RssAnon is VmRSS without the pages of the binary, shared and clean)")
+	fmt.Println(" RssAnon is VmRSS without the pages of the binary, shared and clean;")
+	fmt.Println(" ListBundles MB: the protobuf bytes of the stream's messages)")
 
-	if lastProc != nil {
-		defer stop(lastProc)
-		fmt.Printf("\nload test: %d clients for %v against the last server\n", clients, load)
-		if err := loadTest(lastAddr, clients, load, lastProc.Process.Pid); err != nil {
-			return err
+	if lt.d <= 0 || lastArgs == nil {
+		return nil
+	}
+	for round := range lt.runs {
+		for bi, b := range bins {
+			_, addr, cmd, err := measure(b.path, lastArgs[bi], timeout, true)
+			if err != nil {
+				return fmt.Errorf("%s load round %d: %w", b.label, round+1, err)
+			}
+			fmt.Printf("\nload test, %s, round %d: %d clients for %v a phase, %s\n", b.label, round+1, lt.clients, lt.d, modes[len(modes)-1])
+			err = loadTest(addr, lt, cmd.Process.Pid)
+			if serr := stop(cmd); err == nil && serr != nil {
+				err = fmt.Errorf("graceful stop: %w", serr)
+			}
+			if err != nil {
+				return fmt.Errorf("%s load round %d: %w", b.label, round+1, err)
+			}
 		}
 	}
+	fmt.Println("\n(answer KB: the protobuf bytes of an answer, a whole stream for ListBundles, in kB of 1,000")
+	fmt.Println(" bytes, averaged over the calls made, with the standard error of that mean; VmHWM: the")
+	fmt.Println(" server's peak RSS since its start)")
 	return nil
 }
 
@@ -214,7 +239,7 @@ func measure(opm string, args []string, timeout time.Duration, keep bool) (start
 	if res.cpu, err = cpuTime(cmd.Process.Pid); err != nil {
 		return fail(err)
 	}
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := dial(addr)
 	if err != nil {
 		return fail(err)
 	}
@@ -274,16 +299,16 @@ func waitServing(addr string, start time.Time, timeout time.Duration) (time.Dura
 }
 
 // listBundles reads the whole ListBundles stream; it returns the bundles'
-// (package, channel, name) and the bytes received.
+// (package, channel, name) and the protobuf bytes of the messages received
+// (c must be a connection of dial, which counts them).
 func listBundles(ctx context.Context, c api.RegistryClient) ([][3]string, int64, error) {
+	var n int64
+	ctx = context.WithValue(ctx, receivedKey{}, &n)
 	stream, err := c.ListBundles(ctx, &api.ListBundlesRequest{})
 	if err != nil {
 		return nil, 0, err
 	}
-	var (
-		out [][3]string
-		n   int64
-	)
+	var out [][3]string
 	for {
 		b, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
@@ -293,12 +318,35 @@ func listBundles(ctx context.Context, c api.RegistryClient) ([][3]string, int64,
 			return nil, 0, err
 		}
 		out = append(out, [3]string{b.GetPackageName(), b.GetChannelName(), b.GetCsvName()})
-		n += int64(len(b.GetCsvJson())) + int64(len(b.GetBundlePath())) + int64(len(b.GetVersion()))
-		for _, p := range b.GetProperties() {
-			n += int64(len(p.GetValue()))
+	}
+}
+
+// dial connects to a server with a client that counts the bytes received
+// (see received).
+func dial(addr string) (*grpc.ClientConn, error) {
+	return grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithStatsHandler(received{}))
+}
+
+// receivedKey is the context key of a call's *int64 byte count.
+type receivedKey struct{}
+
+// received is a client stats handler that adds the length of every
+// message a call receives, as sent on the wire without its 5-byte gRPC
+// prefix (the protobuf bytes; the servers here do not compress), to the
+// *int64 of the call's context under receivedKey. The length is the
+// message's, not its decoded fields': what the server sent.
+type received struct{}
+
+func (received) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
+func (received) HandleRPC(ctx context.Context, s stats.RPCStats) {
+	if p, ok := s.(*stats.InPayload); ok {
+		if n, ok := ctx.Value(receivedKey{}).(*int64); ok {
+			*n += int64(p.Length)
 		}
 	}
 }
+func (received) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
+func (received) HandleConn(context.Context, stats.ConnStats)                       {}
 
 // memory reads VmRSS, VmHWM and RssAnon (KiB) from /proc/PID/status.
 func memory(pid int) (rss, hwm, anon int64, err error) {
@@ -366,10 +414,63 @@ func stop(cmd *exec.Cmd) error {
 	}
 }
 
-// loadTest runs clients goroutines, each on its own connection, calling
-// GetBundle (45%), GetPackage (45%) or a full ListBundles (10%) in a loop.
-func loadTest(addr string, clients int, d time.Duration, pid int) error {
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+// The load test's calls.
+const (
+	opGetBundle = iota
+	opGetBundleForChannel
+	opGetPackage
+	opListBundles
+	numOps
+)
+
+var opNames = [numOps]string{"GetBundle", "GetBundleForChannel", "GetPackage", "ListBundles"}
+
+// loadSpec is the load test: phases run one after the other, each for d,
+// with clients concurrent clients; runs rounds over the binaries.
+type loadSpec struct {
+	d       time.Duration
+	clients int
+	phases  [][numOps]int // the weight of each call in each phase
+	runs    int
+}
+
+// parseMix reads -mix: phases separated by ';', each OP=WEIGHT,...
+func parseMix(s string) ([][numOps]int, error) {
+	var phases [][numOps]int
+	for _, phase := range strings.Split(s, ";") {
+		var w [numOps]int
+		total := 0
+		for _, item := range strings.Split(phase, ",") {
+			item = strings.TrimSpace(item)
+			if item == "" {
+				continue
+			}
+			name, weight, hasWeight := strings.Cut(item, "=")
+			op := slices.Index(opNames[:], name)
+			if op < 0 {
+				return nil, fmt.Errorf("unknown call %q (want one of %s)", name, strings.Join(opNames[:], ", "))
+			}
+			n := 1
+			if hasWeight {
+				var err error
+				if n, err = strconv.Atoi(weight); err != nil || n < 0 {
+					return nil, fmt.Errorf("%q: the weight must be a whole number, 0 or more", item)
+				}
+			}
+			w[op] += n
+			total += n
+		}
+		if total == 0 {
+			return nil, fmt.Errorf("phase %q has no call of weight above 0", phase)
+		}
+		phases = append(phases, w)
+	}
+	return phases, nil
+}
+
+// loadTest runs the phases of lt against the server at addr.
+func loadTest(addr string, lt loadSpec, pid int) error {
+	conn, err := dial(addr)
 	if err != nil {
 		return err
 	}
@@ -381,23 +482,63 @@ func loadTest(addr string, clients int, d time.Duration, pid int) error {
 	if len(bundles) == 0 {
 		return errors.New("the catalog has no bundles")
 	}
-	type sample struct {
-		op  int
-		lat time.Duration
+	// GetBundleForChannel asks for each channel, once.
+	var channels [][2]string
+	seen := map[[2]string]bool{}
+	for _, b := range bundles {
+		k := [2]string{b[0], b[1]}
+		if !seen[k] {
+			seen[k] = true
+			channels = append(channels, k)
+		}
 	}
-	ops := []string{"GetBundle", "GetPackage", "ListBundles"}
+	for i, w := range lt.phases {
+		if len(lt.phases) > 1 {
+			var parts []string
+			for op, n := range w {
+				if n > 0 {
+					parts = append(parts, fmt.Sprintf("%s=%d", opNames[op], n))
+				}
+			}
+			fmt.Printf("phase %d: %s\n", i+1, strings.Join(parts, ","))
+		}
+		if err := loadPhase(addr, lt.clients, lt.d, w, bundles, channels, pid); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// loadPhase runs clients goroutines, each on its own connection, calling
+// the operations of weights w in a loop: a client starts calls for d and
+// waits for its last one. Each client draws its calls
+// and their arguments from its own seeded generator, the same for every
+// server, so two servers answer the same sequence of questions, each as
+// far as its speed takes it; an average answer size is that of the calls
+// made, and moves with how many were made (see docs/performance.md).
+func loadPhase(addr string, clients int, d time.Duration, w [numOps]int, bundles [][3]string, channels [][2]string, pid int) error {
+	total := 0
+	for _, n := range w {
+		total += n
+	}
+	type sample struct {
+		op    int
+		lat   time.Duration
+		bytes int64
+	}
 	var (
 		mu      sync.Mutex
 		samples []sample
 		errs    []error
 		wg      sync.WaitGroup
 	)
-	deadline := time.Now().Add(d)
+	start := time.Now()
+	deadline := start.Add(d)
 	for i := range clients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+			conn, err := dial(addr)
 			if err != nil {
 				mu.Lock()
 				errs = append(errs, err)
@@ -409,33 +550,34 @@ func loadTest(addr string, clients int, d time.Duration, pid int) error {
 			rng := rand.New(rand.NewPCG(uint64(i), 42))
 			var local []sample
 			var localErrs []error
-			ctx := context.Background()
 			for time.Now().Before(deadline) {
 				b := bundles[rng.IntN(len(bundles))]
-				op := 0
-				switch r := rng.IntN(100); {
-				case r < 45:
-					op = 0
-				case r < 90:
-					op = 1
-				default:
-					op = 2
+				ch := channels[rng.IntN(len(channels))]
+				op, r := 0, rng.IntN(total)
+				for r >= w[op] {
+					r -= w[op]
+					op++
 				}
+				var n int64
+				ctx := context.WithValue(context.Background(), receivedKey{}, &n)
 				t0 := time.Now()
 				var err error
 				switch op {
-				case 0:
+				case opGetBundle:
 					_, err = c.GetBundle(ctx, &api.GetBundleRequest{PkgName: b[0], ChannelName: b[1], CsvName: b[2]})
-				case 1:
+				case opGetBundleForChannel:
+					//lint:ignore SA1019 OLM's package server still calls the deprecated RPC.
+					_, err = c.GetBundleForChannel(ctx, &api.GetBundleInChannelRequest{PkgName: ch[0], ChannelName: ch[1]})
+				case opGetPackage:
 					_, err = c.GetPackage(ctx, &api.GetPackageRequest{Name: b[0]})
-				case 2:
-					_, _, err = listBundles(ctx, c)
+				case opListBundles:
+					_, n, err = listBundles(ctx, c)
 				}
 				if err != nil {
-					localErrs = append(localErrs, fmt.Errorf("%s: %w", ops[op], err))
+					localErrs = append(localErrs, fmt.Errorf("%s: %w", opNames[op], err))
 					continue
 				}
-				local = append(local, sample{op, time.Since(t0)})
+				local = append(local, sample{op, time.Since(t0), n})
 			}
 			mu.Lock()
 			samples = append(samples, local...)
@@ -444,27 +586,38 @@ func loadTest(addr string, clients int, d time.Duration, pid int) error {
 		}()
 	}
 	wg.Wait()
+	// Calls start until the deadline and are all waited for: the rates
+	// are over the time until the last one ended, not d (a slow server's
+	// last ListBundles ends seconds after it).
+	elapsed := time.Since(start)
 	rss, hwm, anon, _ := memory(pid)
+	fmt.Printf("calls started for %v, the last ended after %v\n", d, elapsed.Round(10*time.Millisecond))
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "operation\tcalls\tcalls/s\tp50\tp99\t")
-	for op := -1; op < len(ops); op++ {
+	fmt.Fprintln(tw, "operation\tcalls\tcalls/s\tp50\tp99\tMB/s\tanswer KB: mean\t± s.e.\t")
+	for op := -1; op < numOps; op++ {
+		if op >= 0 && w[op] == 0 {
+			continue
+		}
 		var lats []time.Duration
+		var sizes []float64
 		for _, s := range samples {
 			if op < 0 || s.op == op {
 				lats = append(lats, s.lat)
+				sizes = append(sizes, float64(s.bytes))
 			}
 		}
 		name := "all"
 		if op >= 0 {
-			name = ops[op]
+			name = opNames[op]
 		}
 		if len(lats) == 0 {
-			fmt.Fprintf(tw, "%s\t0\t\t\t\t\n", name)
+			fmt.Fprintf(tw, "%s\t0\t\t\t\t\t\t\t\n", name)
 			continue
 		}
 		slices.Sort(lats)
-		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%v\t%v\t\n", name, len(lats), float64(len(lats))/d.Seconds(),
-			pct(lats, 50), pct(lats, 99))
+		mean, se := meanSE(sizes)
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%v\t%v\t%.1f\t%.1f\t%.1f\t\n", name, len(lats), float64(len(lats))/elapsed.Seconds(),
+			pct(lats, 50), pct(lats, 99), mean*float64(len(sizes))/1e6/elapsed.Seconds(), mean/1e3, se/1e3)
 	}
 	tw.Flush()
 	fmt.Printf("errors: %d; server VmRSS %.1f MiB (RssAnon %.1f MiB), VmHWM %.1f MiB after the load\n", len(errs),
@@ -473,6 +626,22 @@ func loadTest(addr string, clients int, d time.Duration, pid int) error {
 		return fmt.Errorf("load test: %d errors, first: %w", len(errs), errs[0])
 	}
 	return nil
+}
+
+// meanSE returns the mean of xs and its standard error.
+func meanSE(xs []float64) (mean, se float64) {
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	if len(xs) < 2 {
+		return mean, 0
+	}
+	var ss float64
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(ss/float64(len(xs)-1)) / math.Sqrt(float64(len(xs)))
 }
 
 func pct(sorted []time.Duration, p int) time.Duration {

@@ -23,10 +23,14 @@ import (
 
 // TestGolden serves the catalogs of testdata/catalogs and compares every
 // answer, recorded as ../shared/golden/README.md describes, with upstream
-// opm's (testdata/golden, see testdata/README.md); invalid catalogs must be
-// refused with upstream's validation message. The two largest catalogs
-// (okderators, 5 MB, and percona-everest, 8 MB: two thirds of this
-// package's time under -race) are served in the corpus build only.
+// opm's (testdata/golden, see testdata/README.md), and the bytes of every
+// answer with upstream's where the catalog has a wire golden
+// (testdata/golden/WIRE.md); invalid catalogs must be refused with
+// upstream's validation message. The JSON comparison of the two largest
+// catalogs (okderators, 5 MB, and percona-everest, 8 MB: two thirds of
+// this package's time under -race) runs in the corpus build only;
+// okderators' wire bytes are compared in every build, as it is the one
+// catalog whose CSVs are synthesized from olm.csv.metadata.
 func TestGolden(t *testing.T) {
 	t.Parallel()
 	entries, err := os.ReadDir("../../testdata/catalogs")
@@ -38,7 +42,14 @@ func TestGolden(t *testing.T) {
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if !testutil.Corpus && (name == "okderators" || name == "percona-everest") {
+		if !testutil.Corpus && name == "okderators" {
+			t.Run(name+"/wire", func(t *testing.T) {
+				t.Parallel()
+				checkWire(t, serveDir(t, filepath.Join("../../testdata/catalogs", name)), filepath.Join("../../testdata/golden", name))
+			})
+			continue
+		}
+		if !testutil.Corpus && name == "percona-everest" {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
@@ -50,7 +61,8 @@ func TestGolden(t *testing.T) {
 
 // checkGolden compares our answers for the catalog in dir with the golden
 // files in goldenDir: api.json, api.json.gz or the api.json digest of
-// sha256.txt for a valid catalog, validate.txt for an invalid one.
+// sha256.txt, and wire.txt.gz if there is one, for a valid catalog;
+// validate.txt for an invalid one.
 func checkGolden(t *testing.T, dir, goldenDir string) {
 	verdict, err := os.ReadFile(filepath.Join(goldenDir, "validate.txt"))
 	if err != nil {
@@ -72,7 +84,9 @@ func checkGolden(t *testing.T, dir, goldenDir string) {
 		return
 	}
 	want, wantDigest := goldenAPI(t, goldenDir)
-	got, seen := recordAPI(t, serveDir(t, dir))
+	conn := serveDir(t, dir)
+	checkWire(t, conn, goldenDir)
+	got, seen := recordAPI(t, conn)
 	if seen[codes.Unknown] > 0 {
 		t.Errorf("%d answers have code Unknown; every error must be NotFound or InvalidArgument", seen[codes.Unknown])
 	}
@@ -88,8 +102,8 @@ func checkGolden(t *testing.T, dir, goldenDir string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { reopened.Close() })
-	conn, _ := serve(t, reopened, Options{})
-	if again, _ := recordAPI(t, conn); !bytes.Equal(again, got) {
+	reconn, _ := serve(t, reopened, Options{})
+	if again, _ := recordAPI(t, reconn); !bytes.Equal(again, got) {
 		t.Errorf("answers from a saved cache differ from a cold start's:\n%s", firstDifference(again, got))
 	}
 	if want != nil {
