@@ -95,6 +95,7 @@ const (
 	kindRelatedImage
 	kindChannelEntry
 	kindDeprecationEntry
+	kindConstraint // a constraint nested in an olm.constraint value (constraint.go)
 	numKinds
 )
 
@@ -110,6 +111,7 @@ var kindDefs = [numKinds]string{
 	kindRelatedImage:     "#RelatedImage",
 	kindChannelEntry:     "#ChannelEntry",
 	kindDeprecationEntry: "#DeprecationEntry",
+	kindConstraint:       "#Constraint",
 }
 
 // listField is a top-level list of a blob whose elements are checked on
