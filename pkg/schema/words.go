@@ -152,7 +152,7 @@ func (x *explainer) words(p string, steps []declcfg.PathStep, msgs []string) str
 		return false
 	}
 	switch {
-	case has("field not allowed"):
+	case has("field not allowed") && len(steps) > 0 && !steps[len(steps)-1].IsIndex:
 		return x.unknownField(name, steps)
 	case hasMatch(msgs, disjunctionRE) || allMatch(msgs, literalsRE):
 		return x.noAlternative(name, steps, val, msgs)
@@ -369,7 +369,10 @@ func (x *explainer) fieldsAt(steps []declcfg.PathStep) []string {
 	}
 	var out []string
 	for it.Next() {
-		out = append(out, it.Selector().Unquoted())
+		// A list (a field not allowed can be one) has index labels.
+		if sel := it.Selector(); sel.IsString() {
+			out = append(out, sel.Unquoted())
+		}
 	}
 	return out
 }
