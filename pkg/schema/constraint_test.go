@@ -18,10 +18,13 @@ var nestedOps = []string{"all", "any", "not", "none"}
 // turn, from the inside out, each holding the one below in its
 // constraints.
 func nestConstraint(leaf string, n int) string {
-	for i := range n {
-		leaf = `{"` + nestedOps[i%len(nestedOps)] + `":{"constraints":[` + leaf + `]}}`
+	var b strings.Builder
+	for i := n - 1; i >= 0; i-- {
+		b.WriteString(`{"` + nestedOps[i%len(nestedOps)] + `":{"constraints":[`)
 	}
-	return leaf
+	b.WriteString(leaf)
+	b.WriteString(strings.Repeat("]}}", n))
+	return b.String()
 }
 
 // nestedPath is the path, below prefix, of the leaf nestConstraint nests
