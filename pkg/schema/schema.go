@@ -165,6 +165,8 @@ type Checker struct {
 	defs [numKinds]cue.Value
 
 	memo memo
+	// cel memoizes cel-go's verdicts on the rules OLMRefusals parses.
+	cel celVerdicts
 
 	// shapeEvals and realEvals count CUE evaluations of shapes (memo
 	// misses) and of the real values of failing parts.
