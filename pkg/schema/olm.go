@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -195,15 +196,16 @@ func (c *Checker) celRefusals(oc *olmConstraint, steps []declcfg.PathStep, out *
 	case oc.Not != nil:
 		list, key = oc.Not.Constraints, "not"
 	case oc.Cel != nil:
-		at := append(steps[:len(steps):len(steps)], declcfg.PathStep{Key: "cel"}, declcfg.PathStep{Key: "rule"})
 		if why := c.celRefusal(oc.Cel.Rule); why != "" {
+			at := append(slices.Clone(steps), declcfg.PathStep{Key: "cel"}, declcfg.PathStep{Key: "rule"})
 			p := formatSteps(at)
 			*out = append(*out, Finding{Path: p, Steps: at, Words: p + why})
 		}
 		return
 	}
+	// steps is a stack: the path is copied only into a finding.
 	for i := range list {
-		at := append(steps[:len(steps):len(steps)], declcfg.PathStep{Key: key}, declcfg.PathStep{Key: "constraints"}, declcfg.PathStep{Index: i, IsIndex: true})
+		at := append(steps, declcfg.PathStep{Key: key}, declcfg.PathStep{Key: "constraints"}, declcfg.PathStep{Index: i, IsIndex: true})
 		c.celRefusals(&list[i], at, out)
 	}
 }
@@ -278,7 +280,7 @@ func noneKey(value []byte, steps []declcfg.PathStep) ([]declcfg.PathStep, bool) 
 				return skipValue(value, j)
 			}
 			if keyIs(key, "none") {
-				found = append(at[:len(at):len(at)], declcfg.PathStep{Key: "none"})
+				found = append(slices.Clone(at), declcfg.PathStep{Key: "none"})
 				return skipValue(value, j)
 			}
 			if value[j] != '{' || !isNestedKey(key) {
@@ -294,7 +296,8 @@ func noneKey(value []byte, steps []declcfg.PathStep) ([]declcfg.PathStep, bool) 
 					return j + 1, nil
 				}
 				for n := 0; ; n++ {
-					end, err := visit(j, append(at[:len(at):len(at)], declcfg.PathStep{Key: name}, declcfg.PathStep{Key: "constraints"}, declcfg.PathStep{Index: n, IsIndex: true}))
+					// at is a stack: the path is copied only when found.
+					end, err := visit(j, append(at, declcfg.PathStep{Key: name}, declcfg.PathStep{Key: "constraints"}, declcfg.PathStep{Index: n, IsIndex: true}))
 					if err != nil {
 						return end, err
 					}

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -247,5 +248,24 @@ func TestCELDepthBounds(t *testing.T) {
 	t.Logf("%d rules, %d parse, %d nest deeper than %d", n, valid, deep, maxCELDepth)
 	if valid < n/3 || deep == 0 {
 		t.Errorf("the rules should be mostly valid, some too deep")
+	}
+}
+
+// TestOLMRefusalsDeep: a value nested as deep as a catalog can nest it is
+// read in memory linear in its size (paths were copied at each level:
+// half a gigabyte at 3331 levels), and its refusals found at the bottom.
+func TestOLMRefusalsDeep(t *testing.T) {
+	c := sharedChecker(t)
+	deep := strings.Replace(nestConstraint(celValue(strings.Repeat("1+", 300)+"1 > 0"), maxNesting), `"none"`, `"not"`, -1)
+	blob := []byte(`{"image":"i","name":"p.v1","package":"p","properties":[{"type":"olm.constraint","value":` + deep + `}],"schema":"olm.bundle"}`)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	fs := c.OLMRefusals(blob)
+	runtime.ReadMemStats(&after)
+	if len(fs) != 1 || !strings.HasSuffix(fs[0].Path, ".cel.rule") || strings.Count(fs[0].Path, ".constraints[0]") != maxNesting {
+		t.Errorf("refusals: %.300v", fs)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 100*uint64(len(blob)) {
+		t.Errorf("reading a %d-byte value allocated %d bytes", len(blob), alloc)
 	}
 }
