@@ -226,7 +226,7 @@ func (c *Checker) celRefusal(rule string) string {
 	if low > maxCELDepth {
 		return fmt.Sprintf(" is a CEL rule nesting brackets %d deep; OLM refuses it: its CEL parser (cel-go) reads expressions nested at most %d deep", low, maxCELDepth)
 	}
-	if high <= maxCELDepth/2 {
+	if high <= maxCELDepth {
 		return ""
 	}
 	c.cel.mu.Lock()
