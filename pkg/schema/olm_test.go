@@ -219,12 +219,12 @@ func celDepth(t *testing.T, rule string) (depth int, ok bool) {
 }
 
 // TestCELDepthBounds: on random rules, celDepthBounds' bounds hold the
-// depth cel-go's parser nests to (100 rules in the race suite, 1500 in
+// depth cel-go's parser nests to (40 rules in the race suite, 1500 in
 // the corpus run), so that OLMRefusals parses a rule only when its bounds
 // straddle the limit.
 func TestCELDepthBounds(t *testing.T) {
 	rng := rand.New(rand.NewPCG(24, 250))
-	n := 100
+	n := 40
 	if testutil.Corpus {
 		n = 1500
 	}
