@@ -35,8 +35,8 @@ type failedElem struct {
 	list       int // index into checkState.lists
 	index      int // element index in the list
 	start, end int
-	// constraint: the element is an olm.constraint property whose value
-	// nests constraints, checked by parts (constraint.go).
+	// constraint: the element is an olm.constraint property, checked by
+	// parts (constraint.go).
 	constraint bool
 }
 
