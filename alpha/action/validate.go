@@ -81,10 +81,18 @@ func (v Validate) Run(ctx context.Context) (*ValidationResult, error) {
 	err := declcfg.Walk(ctx, v.FS, func(b *declcfg.Blob) error {
 		if chk != nil {
 			blob := declcfg.NormalizeMetaKeys(b.JSON)
+			var fs []schema.Finding
 			if vs := chk.Check(b.Schema, blob); len(vs) > 0 {
 				// Only a blob with findings pays for their words
 				// and for the lines of its fields.
-				fs := chk.Explain(b.Schema, blob, vs)
+				fs = chk.Explain(b.Schema, blob, vs)
+			}
+			if b.Schema == declcfg.SchemaBundle {
+				// The olm.constraint values OLM refuses for its
+				// own limits, which upstream does not check.
+				fs = append(fs, chk.OLMRefusals(blob)...)
+			}
+			if len(fs) > 0 {
 				ps := make(model.Problems, 0, len(fs))
 				for _, f := range fs {
 					ps = append(ps, schemaProblem(b, f, sev))

@@ -9,6 +9,9 @@ type checkCase struct {
 	schema string
 	blob   string
 	want   []Violation
+	// deep: the blob nests hundreds of levels, too deep to double
+	// each list at every level (TestNoLengthOrPositionConstraints).
+	deep bool
 }
 
 var checkCases = []checkCase{

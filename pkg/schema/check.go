@@ -1,7 +1,10 @@
 package schema
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"slices"
 	"sync"
 )
 
@@ -12,6 +15,11 @@ type checkState struct {
 	elem     []byte // kind byte + element shape
 	lists    []splitList
 	failed   []failedElem
+	// walk, cut and cutShape serve olm.constraint properties
+	// (constraint.go).
+	walk     constraintWalk
+	cut      []byte
+	cutShape []byte
 }
 
 // splitList is a top-level list split off the skeleton, with its position in
@@ -27,6 +35,9 @@ type failedElem struct {
 	list       int // index into checkState.lists
 	index      int // element index in the list
 	start, end int
+	// constraint: the element is an olm.constraint property, checked by
+	// parts (constraint.go).
+	constraint bool
 }
 
 var statePool = sync.Pool{New: func() any { return new(checkState) }}
@@ -53,6 +64,15 @@ func (c *Checker) Check(schemaName string, blob []byte) []Violation {
 	st.failed = st.failed[:0]
 
 	st.shaper.depth = 0
+	if k == kindDeprecations && bytes.Contains(blob, constraintLiteral) {
+		// Properties are not a field of olm.deprecations blobs, so
+		// they are not split off and checked by parts; _Meta still
+		// types them, and CUE evaluates them whole, so their
+		// olm.constraint values are cut. Nested constraints are not
+		// checked there: CUE reports none (the property is not
+		// allowed at all).
+		blob = cutConstraints(blob)
+	}
 	skeletonOK, err := c.scan(st, k, blob)
 	if errors.Is(err, errTooDeep) {
 		return []Violation{{Message: err.Error()}}
@@ -173,8 +193,15 @@ func (c *Checker) scanList(st *checkState, lf listField, src []byte, i int) (int
 		if err != nil {
 			return i, err
 		}
-		if !c.verdict(lf.elem, st.elem) {
-			st.failed = append(st.failed, failedElem{list: li, index: n, start: es, end: i})
+		var valid, constraint bool
+		if lf.elem == kindProperty && bytes.Contains(st.elem, constraintLiteral) {
+			valid, constraint = c.constraintProperty(st, src, es, i)
+		}
+		if !constraint {
+			valid = c.verdict(lf.elem, st.elem)
+		}
+		if !valid {
+			st.failed = append(st.failed, failedElem{list: li, index: n, start: es, end: i, constraint: constraint})
 		}
 		i = skipWS(src, i)
 		if i >= len(src) {
@@ -219,6 +246,7 @@ func (c *Checker) verdict(k kind, key []byte) bool {
 func (c *Checker) explain(st *checkState, k kind, blob []byte) []Violation {
 	reduced := make([]byte, 0, len(blob))
 	origIndex := make(map[string][]int, len(st.lists))
+	var nested []violation
 	from := 0
 	next := 0 // next failed element; st.failed is in blob order
 	for li, l := range st.lists {
@@ -230,7 +258,15 @@ func (c *Checker) explain(st *checkState, k kind, blob []byte) []Violation {
 			if len(idx) > 0 {
 				reduced = append(reduced, ',')
 			}
-			reduced = append(reduced, blob[f.start:f.end]...)
+			if f.constraint {
+				// The property's cut goes in the blob; its nested
+				// constraints that fail are reported on their own.
+				var vs []violation
+				reduced, vs = c.explainConstraint(st, blob, f, l.field.name, reduced)
+				nested = append(nested, vs...)
+			} else {
+				reduced = append(reduced, blob[f.start:f.end]...)
+			}
 			idx = append(idx, f.index)
 		}
 		reduced = append(reduced, ']')
@@ -246,7 +282,99 @@ func (c *Checker) explain(st *checkState, k kind, blob []byte) []Violation {
 			}
 		}
 	}
-	return finish(vs)
+	return finish(append(vs, nested...))
+}
+
+// constraintLiteral is how "olm.constraint" appears in a shape.
+var constraintLiteral = []byte(`"olm.constraint"`)
+
+// constraintProperty checks the property src[start:end] by parts when it
+// is an olm.constraint property (constraint.go): its cut, and the cut of
+// every constraint nested in its value. ok is false when it is not one.
+func (c *Checker) constraintProperty(st *checkState, src []byte, start, end int) (valid, ok bool) {
+	value, ok := constraintValue(src, start, end)
+	if !ok {
+		return false, false
+	}
+	nestedValid := true
+	w := &st.walk
+	w.reset(src[:end], func(cut []byte) bool {
+		nestedValid = c.cutVerdict(st, kindConstraint, cut)
+		return nestedValid
+	})
+	if _, err := w.node(value); err != nil {
+		// Not for input the shaper read: it is the same grammar.
+		return false, false
+	}
+	if len(w.lists) == 0 {
+		// Nothing nested: the property is its own cut.
+		return c.verdict(kindProperty, st.elem), true
+	}
+	st.cut = appendCut(st.cut[:0], src, start, end, w.lists)
+	return nestedValid && c.cutVerdict(st, kindProperty, st.cut), true
+}
+
+// cutVerdict returns the verdict of a cut (JSON) checked as kind k.
+func (c *Checker) cutVerdict(st *checkState, k kind, cut []byte) bool {
+	depth := st.shaper.depth
+	st.shaper.depth = 0
+	shape, _, err := st.shaper.value(append(st.cutShape[:0], byte(k)), cut, 0)
+	st.shaper.depth = depth
+	st.cutShape = shape
+	if err != nil {
+		return false
+	}
+	return c.verdict(k, shape)
+}
+
+// explainConstraint appends the cut of the failed olm.constraint property
+// f to reduced and returns the violations of the constraints nested in
+// it that fail, each evaluated on its own (its cut) and reported at its
+// path: the first maxNestedReported of them in document order, and a note
+// of how many more.
+func (c *Checker) explainConstraint(st *checkState, blob []byte, f failedElem, list string, reduced []byte) ([]byte, []violation) {
+	value, _ := constraintValue(blob, f.start, f.end)
+	w := &st.walk
+	// First the failing constraints, by where they start.
+	var failing []int
+	w.reset(blob[:f.end], func(cut []byte) bool {
+		if !c.cutVerdict(st, kindConstraint, cut) {
+			failing = append(failing, w.start)
+		}
+		return true
+	})
+	if _, err := w.node(value); err != nil {
+		return append(reduced, blob[f.start:f.end]...), nil
+	}
+	reduced = appendCut(reduced, blob, f.start, f.end, w.lists)
+	slices.Sort(failing)
+	more := len(failing) - maxNestedReported
+	failing = failing[:min(len(failing), maxNestedReported)]
+	// Then the violations of those, at their paths.
+	valuePath := []pathElem{{label: list}, {index: f.index, isIndex: true}, {label: "value"}}
+	var vs []violation
+	w.reset(blob[:f.end], func(cut []byte) bool {
+		if _, found := slices.BinarySearch(failing, w.start); !found {
+			return true
+		}
+		prefix := make([]pathElem, 0, len(valuePath)+3*len(w.path))
+		prefix = append(prefix, valuePath...)
+		for _, s := range w.path {
+			prefix = append(prefix, pathElem{label: s.key}, pathElem{label: "constraints"}, pathElem{index: s.index, isIndex: true})
+		}
+		for _, v := range c.evalAll(kindConstraint, bytes.Clone(cut)) {
+			v.path = append(prefix[:len(prefix):len(prefix)], v.path...)
+			vs = append(vs, v)
+		}
+		return true
+	})
+	if _, err := w.node(value); err != nil {
+		return reduced, nil
+	}
+	if more > 0 {
+		vs = append(vs, violation{path: valuePath, msg: fmt.Sprintf("%d more of its nested constraints fail; only the first %d are reported", more, maxNestedReported)})
+	}
+	return reduced, vs
 }
 
 // reference checks blob the direct way: the whole blob unified with its

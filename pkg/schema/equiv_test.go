@@ -10,11 +10,35 @@ import (
 func checkAgainstReference(t testing.TB, c *Checker, name, schemaName string, blob []byte) []Violation {
 	t.Helper()
 	got := c.Check(schemaName, blob)
-	want := referenceCheck(c, schemaName, blob)
-	if d := diffViolations(got, want); d != "" {
+	ref := referenceParts(c, schemaName, blob)
+	if d := diffViolations(got, ref.vs); d != "" {
 		t.Errorf("%s: Check and the reference disagree on\n%s\n%s", name, blob, d)
 	}
+	checkWhole(t, c, name, schemaName, blob, ref)
 	return got
+}
+
+// checkWhole fails t when the violations of a blob whose nested
+// constraints all pass are not those of the whole blob evaluated at once:
+// checking nested constraints on their own must change nothing for them.
+// A blob with a failing nested constraint still gets the whole blob's
+// verdict. Constraints nested deeper than wholeDepth are not evaluated
+// whole: CUE takes too long.
+func checkWhole(t testing.TB, c *Checker, name, schemaName string, blob []byte, ref reference) {
+	t.Helper()
+	if !ref.constraints || ref.depth > wholeDepth {
+		return
+	}
+	whole := wholeReference(c, schemaName, blob)
+	if ref.nestedFail {
+		if ref.vs == nil || whole == nil {
+			t.Errorf("%s: the reference and the whole blob disagree on the verdict of\n%s\n%s", name, blob, diffViolations(ref.vs, whole))
+		}
+		return
+	}
+	if d := diffViolations(ref.vs, whole); d != "" {
+		t.Errorf("%s: checking nested constraints on their own changed the violations of\n%s\n%s", name, blob, d)
+	}
 }
 
 // TestCheckMatchesReferenceOnFixtures: on every blob of the copied real

@@ -45,10 +45,16 @@ func (c *Checker) validShape(k kind, shape []byte) bool {
 	return u.Validate(cue.Concrete(true)) == nil
 }
 
-// unify builds data as a CUE value and unifies it with kind k's
-// definition. It must be called with c.mu held.
+// unify builds data as a CUE value, its values nested deeper than
+// realDepth cut (cutDeep), and unifies it with kind k's definition. It
+// must be called with c.mu held.
 func (c *Checker) unify(k kind, data []byte) (cue.Value, error) {
-	expr, err := cuejson.Extract("blob", data)
+	return c.unifyDepth(k, data, realDepth)
+}
+
+// unifyDepth is unify, cutting values nested deeper than depth.
+func (c *Checker) unifyDepth(k kind, data []byte, depth int) (cue.Value, error) {
+	expr, err := cuejson.Extract("blob", cutDeep(data, depth))
 	if err != nil {
 		return cue.Value{}, err
 	}
@@ -71,11 +77,11 @@ type violation struct {
 
 // evalReal evaluates the real value data against kind k and returns CUE's
 // errors.
-func (c *Checker) evalReal(k kind, data []byte) []violation {
+func (c *Checker) evalReal(k kind, data []byte, depth int) []violation {
 	c.realEvals.Add(1)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	u, err := c.unify(k, data)
+	u, err := c.unifyDepth(k, data, depth)
 	if err != nil {
 		var x any
 		if jerr := json.Unmarshal(data, &x); jerr != nil {
@@ -112,7 +118,13 @@ const maxRounds = 8
 // removed (never a list element, which would move the indexes of the
 // others), and a path is reported once, with its first message.
 func (c *Checker) evalAll(k kind, data []byte) []violation {
-	vs := c.evalReal(k, data)
+	return c.evalAllDepth(k, data, realDepth)
+}
+
+// evalAllDepth is evalAll, cutting values nested deeper than depth
+// (cutDeep).
+func (c *Checker) evalAllDepth(k kind, data []byte, depth int) []violation {
+	vs := c.evalReal(k, data, depth)
 	seen := make(map[string]bool, len(vs))
 	for _, v := range vs {
 		seen[formatPath(v.path)] = true
@@ -140,7 +152,7 @@ func (c *Checker) evalAll(k kind, data []byte) []violation {
 			break
 		}
 		data, last = next, nil
-		for _, v := range c.evalReal(k, data) {
+		for _, v := range c.evalReal(k, data, depth) {
 			// What encloses a removed member, or was in it, may now fail
 			// for want of it (a disjunction left unresolved, the fields of
 			// an object that was a string): not a problem of the blob.

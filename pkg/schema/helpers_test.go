@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -197,9 +199,135 @@ func sharedChecker(t testing.TB) *Checker {
 }
 
 // referenceCheck is the oracle: the whole blob unified with its definition
-// in one CUE evaluation, no shapes, no memo.
+// in one CUE evaluation, no shapes, no memo; but, as Check does
+// (constraint.go), each constraint nested in an olm.constraint value is
+// evaluated on its own, with its own nested lists emptied, and reported at
+// its path, and the blob is evaluated with the values' lists emptied. It
+// works on decoded JSON, apart from Check's byte-level walk.
 func referenceCheck(c *Checker, schemaName string, blob []byte) []Violation {
+	return referenceParts(c, schemaName, blob).vs
+}
+
+// reference is what referenceParts found.
+type reference struct {
+	vs []Violation
+	// nestedFail: some nested constraint failed.
+	nestedFail bool
+	// constraints: the blob has olm.constraint values (without, the
+	// reference is the whole blob's evaluation).
+	constraints bool
+	// depth is how deep constraints nest in the blob's olm.constraint
+	// values.
+	depth int
+}
+
+// referenceParts is referenceCheck, and whether some nested constraint
+// failed. When none does, the result must be the whole blob's, lists
+// and all (wholeReference): cutting the lists changes nothing for the
+// constraints CUE can check whole.
+func referenceParts(c *Checker, schemaName string, blob []byte) reference {
+	k := blobKind(schemaName)
+	var v any
+	if json.Unmarshal(blob, &v) != nil {
+		return reference{vs: c.reference(k, blob)}
+	}
+	m, _ := v.(map[string]any)
+	props, _ := m["properties"].([]any)
+	var nested []violation
+	failing, depth, constraints := 0, 0, false
+	for i, p := range props {
+		pm, _ := p.(map[string]any)
+		val, hasValue := pm["value"]
+		if t, _ := pm["type"].(string); t != "olm.constraint" || !hasValue {
+			continue
+		}
+		constraints = true
+		valuePath := []pathElem{{label: "properties"}, {index: i, isIndex: true}, {label: "value"}}
+		n := 0
+		pm["value"] = cutNested(val, valuePath, func(cut any, path []pathElem) {
+			depth = max(depth, (len(path)-len(valuePath))/3)
+			data, err := encodeCanonical(cut)
+			if err != nil {
+				panic(err)
+			}
+			vs := nestedReference(c, data)
+			if len(vs) == 0 {
+				return
+			}
+			if n++; n > maxNestedReported || k == kindDeprecations {
+				// Properties are not a field of olm.deprecations
+				// blobs: their nested constraints are only cut.
+				return
+			}
+			for _, x := range vs {
+				x.path = append(slices.Clone(path), x.path...)
+				nested = append(nested, x)
+			}
+		})
+		if n > maxNestedReported && k != kindDeprecations {
+			nested = append(nested, violation{path: valuePath, msg: fmt.Sprintf("%d more of its nested constraints fail; only the first %d are reported", n-maxNestedReported, maxNestedReported)})
+		}
+		failing += n
+	}
+	data, err := encodeCanonical(v)
+	if err != nil {
+		panic(err)
+	}
+	return reference{vs: finish(append(c.evalAll(k, data), nested...)), nestedFail: failing > 0, constraints: constraints, depth: depth}
+}
+
+// wholeDepth is how deep constraints may nest for the whole blob to be
+// evaluated at once in the tests: it takes CUE seconds from about 50.
+const wholeDepth = 8
+
+// nestedCache holds the violations of the nested constraints the
+// reference evaluated, by their cut: deep test values repeat a few cuts
+// thousands of times.
+var nestedCache sync.Map
+
+// nestedReference evaluates a nested constraint's cut on its own.
+func nestedReference(c *Checker, cut []byte) []violation {
+	if vs, ok := nestedCache.Load(string(cut)); ok {
+		return vs.([]violation)
+	}
+	vs := c.evalAll(kindConstraint, cut)
+	nestedCache.Store(string(cut), vs)
+	return vs
+}
+
+// wholeReference is the whole blob unified with its definition, nested
+// constraints and all.
+func wholeReference(c *Checker, schemaName string, blob []byte) []Violation {
 	return c.reference(blobKind(schemaName), blob)
+}
+
+// cutNested returns the constraint node with the lists of its nested
+// constraints emptied, after calling visit with each nested constraint's
+// own cut and path, children first.
+func cutNested(node any, path []pathElem, visit func(cut any, path []pathElem)) any {
+	obj, ok := node.(map[string]any)
+	if !ok {
+		return node
+	}
+	out := maps.Clone(obj)
+	for _, key := range nestedKeys {
+		comp, ok := obj[key].(map[string]any)
+		if !ok {
+			continue
+		}
+		list, ok := comp["constraints"].([]any)
+		if !ok {
+			continue
+		}
+		for j, child := range list {
+			p := append(slices.Clone(path), pathElem{label: key}, pathElem{label: "constraints"}, pathElem{index: j, isIndex: true})
+			visit(cutNested(child, p, visit), p)
+		}
+		comp = maps.Clone(comp)
+		comp["constraints"] = []any{}
+		out[key] = comp
+	}
+	return out
 }
 
 // diffViolations describes the difference between two violation lists, or

@@ -168,7 +168,7 @@ func TestCheckMatchesReferenceOnMutations(t *testing.T) {
 	if testing.Short() {
 		rounds = min(rounds, 5)
 	}
-	failures, mutants, invalid := 0, 0, 0
+	failures, mutants, invalid, nestedInvalid := 0, 0, 0, 0
 	for _, seed := range seeds {
 		for range rounds {
 			_, v, err := canonical(seed)
@@ -187,11 +187,16 @@ func TestCheckMatchesReferenceOnMutations(t *testing.T) {
 				schemaName = schemaOf(v)
 			}
 			got := c.Check(schemaName, blob)
-			want := referenceCheck(c, schemaName, blob)
+			ref := referenceParts(c, schemaName, blob)
+			want := ref.vs
 			mutants++
 			if want != nil {
 				invalid++
 			}
+			if ref.nestedFail {
+				nestedInvalid++
+			}
+			checkWhole(t, c, "mutant", schemaName, blob, ref)
 			if d := diffViolations(got, want); d != "" {
 				t.Errorf("as %s: Check and the reference disagree on\n%s\n%s", schemaName, blob, d)
 				if failures++; failures > 5 {
@@ -200,7 +205,7 @@ func TestCheckMatchesReferenceOnMutations(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d mutants, %d invalid", mutants, invalid)
+	t.Logf("%d mutants, %d invalid, %d with a nested constraint failing", mutants, invalid, nestedInvalid)
 	if invalid == 0 || invalid == mutants {
 		t.Errorf("mutants should be a mix of valid and invalid blobs")
 	}

@@ -95,6 +95,7 @@ const (
 	kindRelatedImage
 	kindChannelEntry
 	kindDeprecationEntry
+	kindConstraint // a constraint nested in an olm.constraint value (constraint.go)
 	numKinds
 )
 
@@ -110,6 +111,7 @@ var kindDefs = [numKinds]string{
 	kindRelatedImage:     "#RelatedImage",
 	kindChannelEntry:     "#ChannelEntry",
 	kindDeprecationEntry: "#DeprecationEntry",
+	kindConstraint:       "#Constraint",
 }
 
 // listField is a top-level list of a blob whose elements are checked on
@@ -163,6 +165,8 @@ type Checker struct {
 	defs [numKinds]cue.Value
 
 	memo memo
+	// cel memoizes cel-go's verdicts on the rules OLMRefusals parses.
+	cel celVerdicts
 
 	// shapeEvals and realEvals count CUE evaluations of shapes (memo
 	// misses) and of the real values of failing parts.

@@ -229,6 +229,9 @@ func TestNoLengthOrPositionConstraints(t *testing.T) {
 	c := sharedChecker(t)
 	blobs := fixtures(t)
 	for _, tc := range checkCases {
+		if tc.deep {
+			continue
+		}
 		data, _, err := canonical([]byte(tc.blob))
 		if err != nil {
 			t.Fatal(err)

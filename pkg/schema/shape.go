@@ -34,6 +34,16 @@ var errSyntax = errors.New("invalid JSON")
 // deeper input would exhaust the stack of a recursive reader (CUE's too).
 const maxDepth = 10000
 
+// shapeDepth is the nesting, from the root of a part, at which shapes
+// stop: a value nested deeper is shaped as {} or [], whatever it holds.
+// schema.cue constrains nothing that deep (at most shapeDepth/2 below a
+// part's root: TestSchemaDepth), the recursion of #Constraint aside,
+// which is checked by parts (constraint.go), so such a value can only meet
+// _ or a closed struct that refuses it whatever it holds. CUE takes
+// seconds to evaluate a value nested thousands deep, and a catalog can
+// nest values 10000 deep.
+const shapeDepth = 32
+
 // errTooDeep reports input nested deeper than maxDepth.
 var errTooDeep = errors.New("invalid JSON: exceeded max depth")
 
@@ -75,6 +85,16 @@ func (s *shaper) value(dst, src []byte, i int) ([]byte, int, error) {
 	case c == '{' || c == '[':
 		if s.depth >= maxDepth {
 			return dst, i, errTooDeep
+		}
+		if s.depth >= shapeDepth {
+			end, err := skipValueLimit(src, i, maxDepth-s.depth)
+			if err != nil {
+				return dst, end, err
+			}
+			if c == '{' {
+				return append(dst, "{}"...), end, nil
+			}
+			return append(dst, "[]"...), end, nil
 		}
 		s.depth++
 		var err error
@@ -159,7 +179,10 @@ func stringEnd(src []byte, i int) (int, error) {
 // skipValue returns the index just past the JSON value at src[i:] (after
 // optional whitespace), looking only at brackets and strings: the caller
 // knows the input is JSON and needs no shape of the value.
-func skipValue(src []byte, i int) (int, error) {
+func skipValue(src []byte, i int) (int, error) { return skipValueLimit(src, i, maxDepth) }
+
+// skipValueLimit is skipValue for a value that may nest limit deep.
+func skipValueLimit(src []byte, i, limit int) (int, error) {
 	i = skipWS(src, i)
 	depth := 0
 	for i < len(src) {
@@ -171,7 +194,7 @@ func skipValue(src []byte, i int) (int, error) {
 			}
 			i = end
 		case '{', '[':
-			if depth >= maxDepth {
+			if depth >= limit {
 				return i, errTooDeep
 			}
 			depth++
@@ -415,4 +438,56 @@ func (s *shaper) sortElems(dst []byte, spans []span) []byte {
 	}
 	s.sortBuf = buf
 	return append(dst[:from], buf...)
+}
+
+// realDepth is the nesting at which values given to CUE are cut to {} or
+// [] (cutDeep). It is deeper than anything schema.cue constrains
+// (shapeDepth), by more than the levels CUE can quote of a value in a
+// message before maxArgument cuts it (each level takes a byte at least),
+// so CUE's violations are the same, and CUE evaluates a few hundred
+// levels at most.
+const realDepth = shapeDepth + maxArgument + 32
+
+// cutDeep returns data (JSON) with every value nested deeper than limit
+// written as {} or []. It returns data itself when nothing is that deep,
+// or when data does not read as JSON.
+func cutDeep(data []byte, limit int) []byte {
+	var out []byte
+	from, depth := 0, 0
+	for i := 0; i < len(data); {
+		switch c := data[i]; c {
+		case '"':
+			end, err := stringEnd(data, i)
+			if err != nil {
+				return data
+			}
+			i = end
+		case '{', '[':
+			if depth < limit {
+				depth++
+				i++
+				continue
+			}
+			end, err := skipValueLimit(data, i, maxDepth)
+			if err != nil {
+				return data
+			}
+			out = append(out, data[from:i]...)
+			if c == '{' {
+				out = append(out, '{', '}')
+			} else {
+				out = append(out, '[', ']')
+			}
+			from, i = end, end
+		case '}', ']':
+			depth--
+			i++
+		default:
+			i++
+		}
+	}
+	if out == nil {
+		return data
+	}
+	return append(out, data[from:]...)
 }

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -36,7 +37,12 @@ func TestShape(t *testing.T) {
 		{name: "list of objects", in: `[{"name":"a"},{"kind":1},{"name":"b"}]`, want: `[{"kind":0},{"name":"s"}]`},
 		{name: "list order", in: `[{"name":1},{"kind":"a"}]`, want: `[{"kind":"s"},{"name":0}]`},
 		{name: "nested lists", in: `[[1,2.5],[2.5,1],[1]]`, want: `[[0,0.5],[0]]`},
-		{name: "many distinct", in: `[` + manyShapes(100) + `,[],[[]]]`, want: `[` + sortedShapes(100) + `]`},
+		{name: "many distinct", in: `[` + manyShapes(100) + `,[1],[1.5]]`, want: `[` + sortedShapes(100) + `]`},
+		// Shapes stop at shapeDepth: below, {} and [] whatever they hold.
+		{name: "deep", in: strings.Repeat("[", shapeDepth+5) + "1" + strings.Repeat("]", shapeDepth+5),
+			want: strings.Repeat("[", shapeDepth+1) + strings.Repeat("]", shapeDepth+1)},
+		{name: "deep objects", in: `{"a":` + strings.Repeat(`{"b":[1],"c":`, shapeDepth+5) + "1" + strings.Repeat("}", shapeDepth+6),
+			want: `{"~0":` + strings.Repeat(`{"~0":[0],"~1":`, shapeDepth-2) + `{"~0":[],"~1":{}}` + strings.Repeat("}", shapeDepth-1)},
 		{name: "many distinct anonymized", in: `{` + manyKeys(100) + `}`, want: `{` + anonKeys(100) + `}`},
 		{name: "many alike anonymized", in: `{` + manyNumberKeys(100) + `}`, want: `{"~0":0}`},
 		{name: "empty", in: `{"data":[],"ref":{}}`, want: `{"data":[],"ref":{}}`},
@@ -64,25 +70,40 @@ func TestShape(t *testing.T) {
 }
 
 // manyKeys is "k99":99,...,"k0":0.
-// nested is a list nested d deep: lists nested to different depths have
-// different shapes.
-func nested(d int) string { return strings.Repeat("[", d) + strings.Repeat("]", d) }
+// elemKinds are JSON values of distinct shapes, with their shapes.
+var elemKinds = [][2]string{{"1", "0"}, {"1.5", "0.5"}, {"true", "true"}, {"false", "false"}, {"null", "null"}, {`""`, `""`}, {`"x"`, `"s"`}, {"[]", "[]"}, {"{}", "{}"}}
 
-// manyShapes is n values of distinct shapes, shallowest first.
+// distinct is the i-th (from 1) of 2^len(elemKinds)-1 lists of distinct
+// shapes: the elements of elemKinds its bits select, and its shape. (Not
+// lists nested i deep: shapes stop at shapeDepth.)
+func distinct(i int) (in, shape string) {
+	var ins, shapes []string
+	for b, k := range elemKinds {
+		if i&(1<<b) != 0 {
+			ins = append(ins, k[0])
+			shapes = append(shapes, k[1])
+		}
+	}
+	sort.Strings(shapes)
+	return "[" + strings.Join(ins, ",") + "]", "[" + strings.Join(shapes, ",") + "]"
+}
+
+// manyShapes is n values of distinct shapes.
 func manyShapes(n int) string {
 	all := make([]string, n)
 	for i := range all {
-		all[i] = nested(i + 1)
+		all[i], _ = distinct(i + 1)
 	}
 	return strings.Join(all, ",")
 }
 
-// sortedShapes is manyShapes(n) in byte order: deepest first.
+// sortedShapes is the shapes of manyShapes(n), in byte order.
 func sortedShapes(n int) string {
 	all := make([]string, n)
 	for i := range all {
-		all[i] = nested(n - i)
+		_, all[i] = distinct(i + 1)
 	}
+	sort.Strings(all)
 	return strings.Join(all, ",")
 }
 
@@ -94,19 +115,25 @@ func manyKeys(n int) string {
 		if b.Len() > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(`"k` + itoa(i) + `":` + nested(i+1))
+		in, _ := distinct(i + 1)
+		b.WriteString(`"k` + itoa(i) + `":` + in)
 	}
 	return b.String()
 }
 
 // anonKeys is the shape of manyKeys(n): anonymous keys in order of value.
 func anonKeys(n int) string {
+	shapes := make([]string, n)
+	for i := range shapes {
+		_, shapes[i] = distinct(i + 1)
+	}
+	sort.Strings(shapes)
 	var b strings.Builder
-	for k := range n {
+	for k, sh := range shapes {
 		if b.Len() > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(`"~` + itoa(k) + `":` + nested(n-k))
+		b.WriteString(`"~` + itoa(k) + `":` + sh)
 	}
 	return b.String()
 }

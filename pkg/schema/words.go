@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -36,8 +37,9 @@ type Finding struct {
 // schema expects there, naming the fields allowed where a field is
 // unknown and the one it most likely misspells. The violations under a
 // disjunction that no alternative meets (one per alternative) make one
-// finding. It evaluates CUE at most once, so call it for the blobs with
-// violations only.
+// finding. It evaluates CUE at most once for the blob (and once for each
+// constraint nested in an olm.constraint value with an unknown field), so
+// call it for the blobs with violations only.
 func (c *Checker) Explain(schemaName string, blob []byte, vs []Violation) []Finding {
 	k := blobKind(schemaName)
 	x := explainer{c: c, k: k, schema: schemaName, blob: blob}
@@ -52,6 +54,11 @@ func (c *Checker) Explain(schemaName string, blob []byte, vs []Violation) []Find
 	under := func(p string) bool {
 		for _, d := range disjunctions {
 			if strings.HasPrefix(p, d) && len(p) > len(d) && (p[len(d)] == '.' || p[len(d)] == '[') {
+				// A constraint nested in the one that failed is
+				// checked on its own: its findings stand.
+				if x.nodeLen(p) > x.nodeLen(d) {
+					continue
+				}
 				return true
 			}
 		}
@@ -110,6 +117,24 @@ type explainer struct {
 	// misspelt holds the paths of the fields that an unknown field
 	// most likely misspells.
 	misspelt map[string]bool
+	// types caches propertyType by property index, nodeLens
+	// constraintNode by path: paths can be thousands of steps long.
+	types    map[int]string
+	nodeLens map[string]int
+}
+
+// nodeLen is constraintNode of the path p.
+func (x *explainer) nodeLen(p string) int {
+	if n, ok := x.nodeLens[p]; ok {
+		return n
+	}
+	steps, _ := parsePath(p)
+	n := x.constraintNode(steps)
+	if x.nodeLens == nil {
+		x.nodeLens = map[string]int{}
+	}
+	x.nodeLens[p] = n
+	return n
 }
 
 func (x *explainer) words(p string, steps []declcfg.PathStep, msgs []string) string {
@@ -127,7 +152,7 @@ func (x *explainer) words(p string, steps []declcfg.PathStep, msgs []string) str
 		return false
 	}
 	switch {
-	case has("field not allowed"):
+	case has("field not allowed") && len(steps) > 0 && !steps[len(steps)-1].IsIndex:
 		return x.unknownField(name, steps)
 	case hasMatch(msgs, disjunctionRE) || allMatch(msgs, literalsRE):
 		return x.noAlternative(name, steps, val, msgs)
@@ -215,7 +240,11 @@ func (x *explainer) noAlternative(name string, steps []declcfg.PathStep, val []b
 	case "olm.bundle.object":
 		return fmt.Sprintf("%s is not an olm.bundle.object value; expected an object with exactly one of data (a base64-encoded manifest) and ref", name)
 	case "olm.constraint":
-		return fmt.Sprintf("%s is not an olm.constraint value; expected an object with exactly one of gvk, package, cel, all, any and not (and an optional failureMessage), in OLM's form: package is {packageName, versionRange}, cel is {rule}, all, any and not are {constraints: [...]}", name)
+		what := "an olm.constraint value"
+		if x.nestedConstraint(steps) {
+			what = "a constraint"
+		}
+		return fmt.Sprintf("%s is not %s; expected an object with exactly one of gvk, package, cel, all, any and not (and an optional failureMessage), in OLM's form: package is {packageName, versionRange}, cel is {rule}, all, any and not are {constraints: [...]}", name, what)
 	}
 	return fmt.Sprintf("%s matches none of the forms the schema allows there", name)
 }
@@ -230,7 +259,7 @@ func (x *explainer) expected(steps []declcfg.PathStep, general string) string {
 	switch {
 	case x.propertyType(steps) == "olm.package" && pattern == "properties[*].value.version":
 		return "the bundle's semver version, such as 1.2.3"
-	case x.propertyType(steps) == "olm.constraint" && pattern == "properties[*].value":
+	case x.propertyType(steps) == "olm.constraint" && pattern == "properties[*].value", x.nestedConstraint(steps):
 		return "an object with exactly one of gvk, package, cel, all, any and not (and an optional failureMessage)"
 	}
 	return general
@@ -288,25 +317,49 @@ func (x *explainer) what(steps []declcfg.PathStep) string {
 		if t := x.propertyType(steps); t != "" {
 			return fmt.Sprintf("%s %s value", article(t), t)
 		}
+	case x.nestedConstraint(steps):
+		return "a constraint"
 	}
 	return formatSteps(steps)
 }
 
 // fieldsAt returns the fields the definition names (or the blob has) in
-// the object at steps, in the schema's order.
+// the object at steps, in the schema's order. A constraint nested in an
+// olm.constraint value is evaluated on its own, and the blob with its
+// olm.constraint values cut (constraint.go): CUE cannot evaluate a deeply
+// nested constraint whole.
 func (x *explainer) fieldsAt(steps []declcfg.PathStep) []string {
-	x.c.mu.Lock()
-	defer x.c.mu.Unlock()
-	if !x.evaluated {
-		x.evaluated = true
-		if u, err := x.c.unify(x.k, x.blob); err == nil {
-			x.unified = u
+	var v cue.Value
+	if n := x.constraintNode(steps); n > 3 {
+		node, ok := valueAt(x.blob, steps[:n])
+		if !ok {
+			return nil
 		}
+		cut, ok := cutConstraint(node)
+		if !ok {
+			return nil
+		}
+		x.c.mu.Lock()
+		defer x.c.mu.Unlock()
+		u, err := x.c.unify(kindConstraint, cut)
+		if err != nil {
+			return nil
+		}
+		v, steps = u, steps[n:]
+	} else {
+		x.c.mu.Lock()
+		defer x.c.mu.Unlock()
+		if !x.evaluated {
+			x.evaluated = true
+			if u, err := x.c.unify(x.k, cutConstraints(x.blob)); err == nil {
+				x.unified = u
+			}
+		}
+		v = x.unified
 	}
-	if !x.unified.Exists() {
+	if !v.Exists() {
 		return nil
 	}
-	v := x.unified
 	if len(steps) > 0 {
 		v = v.LookupPath(cue.ParsePath(formatSteps(steps)))
 	}
@@ -316,7 +369,10 @@ func (x *explainer) fieldsAt(steps []declcfg.PathStep) []string {
 	}
 	var out []string
 	for it.Next() {
-		out = append(out, it.Selector().Unquoted())
+		// A list (a field not allowed can be one) has index labels.
+		if sel := it.Selector(); sel.IsString() {
+			out = append(out, sel.Unquoted())
+		}
 	}
 	return out
 }
@@ -327,52 +383,101 @@ func (x *explainer) propertyType(steps []declcfg.PathStep) string {
 	if len(steps) < 2 || steps[0].Key != "properties" || !steps[1].IsIndex {
 		return ""
 	}
+	if t, ok := x.types[steps[1].Index]; ok {
+		return t
+	}
 	prop, ok := valueAt(x.blob, steps[:2])
 	if !ok {
 		return ""
 	}
 	t, _ := valueAt(prop, []declcfg.PathStep{{Key: "type"}})
 	s, _ := canonjson.String(t)
+	if x.types == nil {
+		x.types = map[int]string{}
+	}
+	x.types[steps[1].Index] = s
 	return s
 }
 
-// valueAt returns the value at steps in the canonical JSON blob.
+// constraintNode returns the length of the longest prefix of steps that
+// is the path of a constraint in an olm.constraint value: 3 for the value
+// (properties[i].value), 3 more for each level of nesting
+// (.all.constraints[j]); 0 when steps do not lead into one.
+func (x *explainer) constraintNode(steps []declcfg.PathStep) int {
+	if x.k == kindDeprecations || len(steps) < 3 || steps[0].IsIndex || steps[0].Key != "properties" ||
+		!steps[1].IsIndex || steps[2].IsIndex || steps[2].Key != "value" || x.propertyType(steps) != "olm.constraint" {
+		return 0
+	}
+	n := 3
+	for n+2 < len(steps) && !steps[n].IsIndex && slices.Contains(nestedKeys[:], steps[n].Key) &&
+		!steps[n+1].IsIndex && steps[n+1].Key == "constraints" && steps[n+2].IsIndex {
+		n += 3
+	}
+	return n
+}
+
+// nestedConstraint reports whether steps are the path of a constraint
+// nested in an olm.constraint value.
+func (x *explainer) nestedConstraint(steps []declcfg.PathStep) bool {
+	n := x.constraintNode(steps)
+	return n > 3 && n == len(steps)
+}
+
+// valueAt returns the value at steps in the JSON blob. It reads each
+// level only as far as the step, so a path thousands of levels deep costs
+// one pass over the blob.
 func valueAt(blob []byte, steps []declcfg.PathStep) ([]byte, bool) {
-	v := blob
+	i := skipWS(blob, 0)
 	for _, s := range steps {
-		var next []byte
-		if s.IsIndex {
-			if canonjson.Kind(v) != '[' {
-				return nil, false
-			}
-			i := 0
-			canonjson.ForEachElement(v, func(e []byte) bool {
-				if i == s.Index {
-					next = e
-					return false
-				}
-				i++
-				return true
-			})
-		} else {
-			if canonjson.Kind(v) != '{' {
-				return nil, false
-			}
-			canonjson.ForEachMember(v, func(k, val []byte) bool {
-				if key, _ := canonjson.Key(k); key == s.Key {
-					next = val
-					return false
-				}
-				return true
-			})
-		}
-		if next == nil {
+		if i >= len(blob) {
 			return nil, false
 		}
-		v = next
+		if s.IsIndex {
+			if blob[i] != '[' || s.Index < 0 {
+				return nil, false
+			}
+			i = skipWS(blob, i+1)
+			for n := 0; n < s.Index; n++ {
+				end, err := skipValue(blob, i)
+				if err != nil {
+					return nil, false
+				}
+				if i = skipWS(blob, end); i >= len(blob) || blob[i] != ',' {
+					return nil, false
+				}
+				i = skipWS(blob, i+1)
+			}
+			if i >= len(blob) || blob[i] == ']' {
+				return nil, false
+			}
+			continue
+		}
+		if blob[i] != '{' {
+			return nil, false
+		}
+		found := -1
+		w := constraintWalk{src: blob}
+		_, err := w.object(i, func(key []byte, j int) (int, error) {
+			if keyIs(key, s.Key) {
+				found = j
+				return j, errFound
+			}
+			return skipValue(blob, j)
+		})
+		if found < 0 || err != errFound {
+			return nil, false
+		}
+		i = found
 	}
-	return v, true
+	end, err := skipValue(blob, i)
+	if err != nil || end <= i {
+		return nil, false
+	}
+	return blob[i:end], true
 }
+
+// errFound stops a walk at the member looked for.
+var errFound = errors.New("found")
 
 // describe says what a JSON value is: "null", "empty", `a string ("x")`,
 // "a number (1.5)", "an object".

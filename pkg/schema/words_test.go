@@ -77,6 +77,29 @@ func TestExplain(t *testing.T) {
 	}
 }
 
+// TestExplainListNotAllowed: a list that is not a field is reported with
+// its elements (entries and entries[0] of a channel checked as a bundle);
+// an element is no field to suggest a name for, and the list's fields
+// are indexes. Explain panicked on both.
+func TestExplainListNotAllowed(t *testing.T) {
+	c := sharedChecker(t)
+	blob := []byte(`{"entries":[{"name":"a"}],"name":"stable","package":"p","schema":"olm.channel"}`)
+	vs := c.Check("olm.bundle", blob)
+	var got []string
+	for _, f := range c.Explain("olm.bundle", blob, vs) {
+		got = append(got, f.Words)
+	}
+	want := []string{
+		"entries is not a field of an olm.bundle blob; its fields are image, name, package, properties, relatedImages and schema",
+		"entries[0]: field not allowed",
+		"image is missing; expected the bundle image's pull spec",
+		`schema is a string ("olm.channel"); expected "olm.bundle"`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 func TestParsePath(t *testing.T) {
 	for _, p := range []string{"", "a", "a.b", "a[0]", "a[0].b[12].c", `a."x-descriptors"[1]`, `"a b".c`} {
 		steps, ok := parsePath(p)
