@@ -29,6 +29,8 @@ var layers = [][]string{
 	{"alpha/model", "alpha/graph", "alpha/crdsafety"},
 	// Infrastructure over the format and the model.
 	{"pkg/schema", "pkg/bundle", "pkg/image", "pkg/catalogimage", "pkg/registry", "pkg/cache", "pkg/server", "alpha/updates", "alpha/install", "alpha/olmv1", "pkg/configmap", "pkg/graphsvg"},
+	// The cluster as it is: its objects and OLM's answers over them.
+	{"alpha/cluster"},
 	// The HTTP side of serve, over the snapshot, the graph and the updates.
 	{"pkg/httpserver"},
 	// The substitutes catalog template.
