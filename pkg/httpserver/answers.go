@@ -578,7 +578,7 @@ func (s *Server) updates(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, r, http.StatusNotFound, "channel %q not found in package %q (its channels: %s)%s", channel, pkg, strings.Join(names, ", "), suggest.Hint(channel, names))
 		return
 	}
-	a, err := updates.Query{Model: v.model, Package: pkg, Channel: channel, From: from, CRDs: s.crds(v)}.Run()
+	a, err := updates.Query{Model: v.model, Package: pkg, Channel: channel, From: from, CRDs: s.crds(r.Context(), v)}.Run()
 	if err != nil {
 		jsonError(w, r, http.StatusBadRequest, "%v", err)
 		return

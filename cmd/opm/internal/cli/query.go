@@ -126,7 +126,7 @@ after the answer); with --olm both, 1 when neither OLM answers.`,
 			if err != nil {
 				return err
 			}
-			if q.CRDs, err = action.CompareCRDs(ix); err != nil {
+			if q.CRDs, err = action.CompareCRDs(cmd.Context(), ix); err != nil {
 				return err
 			}
 			enc := json.NewEncoder(s.Out)
@@ -134,6 +134,9 @@ after the answer); with --olm both, 1 when neither OLM answers.`,
 			enc.SetEscapeHTML(false)
 			if all {
 				as, err := q.RunAll()
+				if err == nil {
+					err = cmd.Context().Err() // the comparisons of CRDs were stopped
+				}
 				if err != nil {
 					return err
 				}
@@ -143,6 +146,9 @@ after the answer); with --olm both, 1 when neither OLM answers.`,
 				return action.WriteUpdatesTable(s.Out, as)
 			}
 			a, err := q.Run()
+			if err == nil {
+				err = cmd.Context().Err() // the comparisons of CRDs were stopped
+			}
 			if err != nil {
 				return err
 			}
