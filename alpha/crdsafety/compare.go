@@ -78,9 +78,9 @@ type Limits struct {
 	ServedProperties int
 	// SchemaBytes bounds the bytes of schema decoded and compared: each
 	// property that differs from its counterpart is decoded, without its
-	// properties and items, and compared; a property whose allOf, anyOf,
-	// oneOf, not or additionalProperties nest deep is so decoded whole at
-	// each level.
+	// properties and items, and compared (which counts 512 bytes more); a
+	// property whose allOf, anyOf, oneOf, not or additionalProperties nest
+	// deep is so decoded whole at each level.
 	SchemaBytes int64
 }
 
@@ -399,6 +399,10 @@ type versionResult struct {
 	later map[string]bool
 }
 
+// compareCost is what comparing two properties costs besides their size,
+// in Limits.SchemaBytes.
+const compareCost = 512
+
 // errLimit stops a comparison past Limits.SchemaBytes.
 var errLimit = errors.New("past the limit")
 
@@ -515,47 +519,57 @@ func (c *Checker) run(w *budget, old, nw *apiextensionsv1.CustomResourceDefiniti
 		_, ok := oldSchemas[name]
 		return ok == (newSchemas[name] != nil) && oldTrees.digest(name) == newTrees.digest(name)
 	}
-	oldPairs := servedPairs(old)
-	newPairs := servedPairs(nw)
-	// The pairs to compare, and how many properties that looks up at
-	// most: every one of the first version of each pair, and of the old
-	// CRD's same pair.
-	var todo []string
-	lookups := 0
-	for _, name := range slices.Sorted(maps.Keys(newPairs)) {
-		p := newPairs[name]
-		op, had := oldPairs[name]
-		if had && unchanged(p.a.Name) && unchanged(p.b.Name) {
-			continue // the same issues as before, all subtracted
-		}
-		todo = append(todo, name)
-		if newTrees.digest(p.a.Name) != newTrees.digest(p.b.Name) {
-			lookups += len(newTrees.get(p.a.Name).keys)
-		}
-		if had && oldTrees.digest(op.a.Name) != oldTrees.digest(op.b.Name) {
-			lookups += len(oldTrees.get(op.a.Name).keys)
-		}
+	served := servedVersions(nw)
+	oldServed := map[string]bool{}
+	for _, v := range servedVersions(old) {
+		oldServed[v] = true
 	}
-	if lookups > c.limits.ServedProperties {
-		served := 0
-		for _, v := range nw.Spec.Versions {
-			if v.Served {
-				served++
+	// Each pair of the new CRD's served versions, a before b, and whether
+	// the old CRD had it; skip says the pair has the same issues as before
+	// (all left out).
+	pairs := func(fn func(a, b string, had bool) bool) {
+		for i, a := range served {
+			for _, b := range served[i+1:] {
+				had := oldServed[a] && oldServed[b]
+				if had && unchanged(a) && unchanged(b) {
+					continue
+				}
+				if !fn(a, b, had) {
+					return
+				}
 			}
 		}
+	}
+	// What comparing them costs at most: each property of the first
+	// version of each pair looked up in the second, and of the old CRD's
+	// same pair; and a little for each pair.
+	const pairCost = 16
+	left, over := c.limits.ServedProperties, false
+	pairs(func(a, b string, had bool) bool {
+		left -= pairCost
+		if newTrees.digest(a) != newTrees.digest(b) {
+			left -= len(newTrees.get(a).keys)
+		}
+		if had && oldTrees.digest(a) != oldTrees.digest(b) {
+			left -= len(oldTrees.get(a).keys)
+		}
+		over = left < 0
+		return !over
+	})
+	if over {
 		res.limit = &Change{Check: "limit", V1: NotChecked,
-			Message: fmt.Sprintf("%d served versions: comparing each pair of them is past the limit of %d schema properties compared (%d pairs of versions, %d properties): they are not checked against each other", served, c.limits.ServedProperties, len(todo), lookups)}
+			Message: fmt.Sprintf("%d served versions: comparing each pair of them (%d pairs) is past the limit of %d schema properties looked up: they are not checked against each other", len(served), len(served)*(len(served)-1)/2, c.limits.ServedProperties)}
 		return res, nil
 	}
-	for _, name := range todo {
-		p := newPairs[name]
-		op, had := oldPairs[name]
-		found, later, err := c.comparePair(w, p, &newTrees, nil)
+	var at string // the pair compared
+	pairs(func(a, b string, had bool) bool {
+		at = a + " -> " + b
+		var found []validations.PropertyComparisonResult
+		var later map[string]bool
+		found, later, err = c.comparePair(w, a, b, &newTrees, nil)
 		if err != nil {
-			if w.err != nil {
-				return stopped(name, "")
-			}
-			return res, fmt.Errorf("the new CRD's versions %s: %w", name, err)
+			err = fmt.Errorf("the new CRD's versions %s: %w", at, err)
+			return false
 		}
 		if had && len(found) > 0 {
 			// What the old CRD had, of the properties found.
@@ -563,18 +577,40 @@ func (c *Checker) run(w *budget, old, nw *apiextensionsv1.CustomResourceDefiniti
 			for _, p := range found {
 				only[keyOf(p.Property)] = true
 			}
-			known, _, err := c.comparePair(w, op, &oldTrees, only)
-			if err != nil {
-				if w.err != nil {
-					return stopped(name, "")
-				}
-				return res, fmt.Errorf("the old CRD's versions %s: %w", name, err)
+			var known []validations.PropertyComparisonResult
+			if known, _, err = c.comparePair(w, a, b, &oldTrees, only); err != nil {
+				err = fmt.Errorf("the old CRD's versions %s: %w", at, err)
+				return false
 			}
 			found = subtract(found, known)
 		}
-		res.served = append(res.served, versionResult{name, found, later})
+		if len(found) > 0 {
+			res.served = append(res.served, versionResult{at, found, later})
+		}
+		return true
+	})
+	switch {
+	case w.err != nil:
+		return stopped(at, "")
+	case err != nil:
+		return res, err
 	}
 	return res, nil
+}
+
+// servedVersions are the names of a CRD's served versions, each once, in
+// Kubernetes' version order, as crdify orders them.
+func servedVersions(crd *apiextensionsv1.CustomResourceDefinition) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, v := range crd.Spec.Versions {
+		if v.Served && !seen[v.Name] {
+			seen[v.Name] = true
+			out = append(out, v.Name)
+		}
+	}
+	slices.SortFunc(out, versionhelper.CompareKubeAwareVersionStrings)
+	return out
 }
 
 // mib writes n bytes in MiB.
@@ -623,11 +659,11 @@ func (tc *treeCache) get(version string) *schemaTree {
 // compares only the properties of those paths, and each whether or not
 // the second version has its parent: the issues to leave out of those
 // found.
-func (c *Checker) comparePair(w *budget, p versionPair, trees *treeCache, only map[pathKey]bool) ([]validations.PropertyComparisonResult, map[string]bool, error) {
-	if trees.digest(p.a.Name) == trees.digest(p.b.Name) {
+func (c *Checker) comparePair(w *budget, a, b string, trees *treeCache, only map[pathKey]bool) ([]validations.PropertyComparisonResult, map[string]bool, error) {
+	if trees.digest(a) == trees.digest(b) {
 		return nil, nil, nil
 	}
-	ta, tb := trees.get(p.a.Name), trees.get(p.b.Name)
+	ta, tb := trees.get(a), trees.get(b)
 	errA, errB := validateSchemas(w, ta, tb)
 	switch {
 	case w.err != nil:
@@ -705,8 +741,10 @@ func (c *Checker) compareTrees(w *budget, a, b *schemaTree, served bool, only ma
 			anyRemoved = true
 			continue
 		default:
-			if _, ok := b.keys[n.strParent]; n.hasStrParent && !ok && only == nil {
-				continue
+			if sp, ok := a.strParent(int32(i)); ok && only == nil {
+				if _, inB := b.keys[sp]; !inB {
+					continue
+				}
 			}
 			sb = &apiextensionsv1.JSONSchemaProps{}
 		}
@@ -717,13 +755,15 @@ func (c *Checker) compareTrees(w *budget, a, b *schemaTree, served bool, only ma
 		if inB && equality.Semantic.DeepEqual(sa, sb) {
 			continue
 		}
-		cost, nb := int64(n.ownLen), int32(0)
+		// A comparison costs about as much as decoding 512 bytes (the
+		// copies, the comparators), and more the larger the properties;
+		// go-cmp's diff, in crdify's unhandled check, about four times
+		// more with each list nested in another (compareProperties).
+		cost, nb := compareCost+int64(n.ownLen), int32(0)
 		if inB {
 			cost += int64(b.nodes[j].ownLen)
 			nb = b.nodes[j].ownNest
 		}
-		// go-cmp's diff, in crdify's unhandled check, costs about four
-		// times more with each list nested in another (compareProperties).
 		if nest := max(n.ownNest, nb); nest <= maxListNest {
 			cost <<= 2 * nest
 		}
@@ -745,8 +785,10 @@ func (c *Checker) compareTrees(w *budget, a, b *schemaTree, served bool, only ma
 		w.spend(int64(len(path)))
 		f.props = append(f.props, validations.PropertyComparisonResult{Property: path, ComparisonResults: rs})
 		f.later[path] = inB
-		if _, ok := b.keys[n.strParent]; ok && n.hasStrParent {
-			f.later[parent(path)] = true
+		if sp, ok := a.strParent(int32(i)); ok {
+			if _, inB := b.keys[sp]; inB {
+				f.later[parent(path)] = true
+			}
 		}
 	}
 	var above []bool
@@ -801,9 +843,8 @@ func removedFields(a, b *schemaTree) (above []bool, outermost []int32) {
 	for i := range a.nodes { // a parent comes before its children
 		n := &a.nodes[i]
 		if n.parent >= 0 {
-			par := &a.nodes[n.parent]
-			up := above[n.parent] || isRemoved(par.key)
-			k := par.key
+			up := above[n.parent] || isRemoved(a.nkeys[n.parent])
+			k := a.nkeys[n.parent]
 			for x := 0; x < len(n.seg) && !up; x++ {
 				if x > 0 && (n.seg[x] == '.' || n.seg[x] == '[') && isRemoved(k) {
 					up = true
@@ -812,38 +853,11 @@ func removedFields(a, b *schemaTree) (above []bool, outermost []int32) {
 			}
 			above[i] = up
 		}
-		if a.keys[n.key] == int32(i) && isRemoved(n.key) && !above[i] {
+		if key := a.nkeys[i]; a.keys[key] == int32(i) && isRemoved(key) && !above[i] {
 			outermost = append(outermost, int32(i))
 		}
 	}
 	return above, outermost
-}
-
-type versionPair struct {
-	name string
-	a, b apiextensionsv1.CustomResourceDefinitionVersion
-}
-
-// servedPairs are the pairs of served versions of a CRD, in Kubernetes'
-// version order, by name ("v1 -> v2"), as crdify makes them.
-func servedPairs(crd *apiextensionsv1.CustomResourceDefinition) map[string]versionPair {
-	var served []apiextensionsv1.CustomResourceDefinitionVersion
-	for _, v := range crd.Spec.Versions {
-		if v.Served {
-			served = append(served, v)
-		}
-	}
-	slices.SortFunc(served, func(a, b apiextensionsv1.CustomResourceDefinitionVersion) int {
-		return versionhelper.CompareKubeAwareVersionStrings(a.Name, b.Name)
-	})
-	out := map[string]versionPair{}
-	for i := range served {
-		for j := i + 1; j < len(served); j++ {
-			name := served[i].Name + " -> " + served[j].Name
-			out[name] = versionPair{name, served[i], served[j]}
-		}
-	}
-	return out
 }
 
 // subtract removes from found the errors that known has for the same

@@ -100,6 +100,12 @@ type schemaTree struct {
 	// comparison of two trees reads in turn.)
 	own   []digest
 	nkeys []pathKey
+	// kids holds each node's children (snode.kids), in crdify's walk
+	// order; props each node's properties (snode.props).
+	kids  []int32
+	props []prop
+	// errs are why nodes do not decode.
+	errs map[int32]error
 	// valid counts the nodes of the main tree (reached from the root
 	// through properties and items objects, which validateSchemas decodes
 	// one by one) known to decode, of main; raw says some properties or
@@ -111,59 +117,87 @@ type schemaTree struct {
 	unique bool
 }
 
+// span is a part of a schemaTree's JSON, js[span[0]:span[1]]; or of one
+// of its lists; {0, 0} for none.
+type span [2]int32
+
 // snode is one schema node: the root, or a schema inside one (in
 // properties, items, allOf, anyOf, oneOf, not, additionalProperties,
 // patternProperties, additionalItems, definitions or dependencies).
 type snode struct {
-	start, end int32 // the node's JSON: js[start:end]
-	parent     int32 // -1 for the root
+	js     span  // the node's JSON
+	parent int32 // -1 for the root
 	// seg is what the node adds to its parent's path as crdify writes it
 	// (field.Path's String): ".name", ".items", ".allOf[0]",
 	// ".patternProperties[key]", "[]" for a property named "".
 	seg string
-	key pathKey
-	// strParent is the key of parent(path) (the path cut at its last '.'
-	// or '['), which changes looks up for the served versions; for the
-	// root, hasStrParent is false.
-	strParent    pathKey
-	hasStrParent bool
-	// kids are the node's child schema nodes, in crdify's walk order.
-	kids []int32
+	// kids are the node's child schema nodes (in schemaTree.kids).
+	kids span
 	// full is the digest of the whole node (its own in schemaTree.own).
 	full digest
 	// nest is how many lists of schemas (allOf, anyOf, oneOf, items) the
 	// node's schemas nest at most; ownNest the same in the node without
 	// its properties and items (what crdify compares).
 	nest, ownNest int32
-	// cut are the spans of the node's properties and items members (each
-	// from its key to the end of its value), left out of its own JSON.
-	cut [2][2]int32
-	// props are the node's properties member, by name, in key order:
-	// each name's raw value and child node (-1 when the value is not a
-	// schema), for validate. hasProps says the node has a properties
-	// member that is an object; propsRaw is the value otherwise.
-	props    []prop
+	// cut are the node's properties and items members (each from its key
+	// to the end of its value), left out of its own JSON.
+	cut [2]span
+	// props are the members of the node's properties object, in key
+	// order (in schemaTree.props), for validateSchemas. hasProps says the
+	// node has a properties member that is an object; propsRaw is the
+	// member's value otherwise.
+	props    span
 	hasProps bool
-	propsRaw []byte
+	propsRaw span
 	// items is the child node of an items object (-1 for none); itemsRaw
 	// is the items member's value when it is not an object.
 	items    int32
-	itemsRaw []byte
+	itemsRaw span
 
-	// shallow is the node decoded for comparison, once; valid says it
-	// decodes, err why it does not. main says the node is in the main
-	// tree (schemaTree.main).
+	// shallow is the node decoded for comparison, once; ownLen the length
+	// of the JSON decoded; valid says it decodes (schemaTree.errs says
+	// why not). main says the node is in the main tree (schemaTree.main).
 	shallow *apiextensionsv1.JSONSchemaProps
 	ownLen  int32
 	valid   bool
 	main    bool
-	err     error
 }
 
+// prop is a member of a properties object: its raw name, its value, and
+// the value's node (-1 when the value is not a schema).
 type prop struct {
-	name string
-	raw  []byte
-	node int32
+	name, raw span
+	node      int32
+}
+
+// bytes is the part of t's JSON at sp; nil for none.
+func (t *schemaTree) bytes(sp span) []byte {
+	if sp[1] == 0 {
+		return nil
+	}
+	return t.js[sp[0]:sp[1]]
+}
+
+// nodeProps are node i's properties.
+func (t *schemaTree) nodeProps(i int32) []prop {
+	sp := t.nodes[i].props
+	return t.props[sp[0]:sp[1]]
+}
+
+// strParent is the key of parent(path) of node i's path (the path cut at
+// its last '.' or '['), which changes looks up for the served versions;
+// ok is false for the root.
+func (t *schemaTree) strParent(i int32) (k pathKey, ok bool) {
+	n := &t.nodes[i]
+	if n.parent < 0 {
+		return pathKey{}, false
+	}
+	k = t.nkeys[n.parent]
+	// seg starts with '.' or '['.
+	if j := strings.LastIndexAny(n.seg, ".["); j > 0 {
+		k = k.extend(n.seg[:j])
+	}
+	return k, true
 }
 
 // kid kinds, in the order crdify's walk (validations.SchemaHas) visits a
@@ -188,7 +222,11 @@ type treeParser struct {
 	t *schemaTree
 	// hashers by depth, reused.
 	hashers [][2]hash.Hash
-	kinds   []int // the kind of each node, for ordering its parent's kids
+	kinds   []int8 // the kind of each node, for ordering its parent's kids
+	// kids and props of the nodes being read, moved to the tree's lists
+	// when each node ends.
+	kids  []int32
+	props []prop
 }
 
 // isList reports whether children of kind are elements of a list of
@@ -233,79 +271,88 @@ func parseSchema(js []byte) *schemaTree {
 	return t
 }
 
+// memberReader is what node reads of one member of a schema node: its bytes go
+// to the node's full digest and, unless own leaves the member out, to
+// own, each child schema node in it replaced by its digest.
+type memberReader struct {
+	p          *treeParser
+	idx        int32 // the node
+	depth      int
+	mark       int // what is written so far
+	inOwn      bool
+	hOwn, hAll hash.Hash
+}
+
+func (m *memberReader) write(to int) {
+	js := m.p.t.js
+	m.hAll.Write(js[m.mark:to])
+	if m.inOwn {
+		m.hOwn.Write(js[m.mark:to])
+	}
+	m.mark = to
+}
+
+// child reads the child schema node at js[at] and returns its index and
+// where it ends.
+func (m *memberReader) child(at int, seg string, kind int) (int32, int) {
+	m.write(at)
+	c, end := m.p.node(at, m.idx, seg, kind, m.depth+1)
+	m.p.kids = append(m.p.kids, c)
+	full := &m.p.t.nodes[c].full
+	m.hAll.Write([]byte{0})
+	m.hAll.Write(full[:])
+	if m.inOwn {
+		m.hOwn.Write([]byte{0})
+		m.hOwn.Write(full[:])
+	}
+	m.mark = end
+	return c, end
+}
+
 // node reads the schema node at t.js[i] (an object or null) and returns
 // its index and where it ends.
 func (p *treeParser) node(i int, parent int32, seg string, kind, depth int) (int32, int) {
 	t := p.t
 	js := t.js
 	idx := int32(len(t.nodes))
-	n := snode{start: int32(i), parent: parent, seg: seg, items: -1, cut: [2][2]int32{{-1, -1}, {-1, -1}}}
+	n := snode{js: span{int32(i), 0}, parent: parent, seg: seg, items: -1}
+	key := keyOf("^")
 	if parent < 0 {
-		n.key = keyOf("^")
 		n.main = true
 	} else {
 		n.main = t.nodes[parent].main && (kind == kindProperties || kind == kindItems)
-		par := &t.nodes[parent]
-		n.key = par.key.extend(seg)
-		// parent() of the path cuts at its last '.' or '['; seg starts
-		// with one of them.
-		n.strParent, n.hasStrParent = par.key, true
-		if j := strings.LastIndexAny(seg, ".["); j > 0 {
-			n.strParent = par.key.extend(seg[:j])
-		}
+		key = t.nkeys[parent].extend(seg)
 	}
 	t.nodes = append(t.nodes, n)
 	t.own = append(t.own, digest{})
-	t.nkeys = append(t.nkeys, n.key)
+	t.nkeys = append(t.nkeys, key)
 	if n.main {
 		t.main++
 	}
-	p.kinds = append(p.kinds, kind)
+	p.kinds = append(p.kinds, int8(kind))
 	for len(p.hashers) <= depth {
 		p.hashers = append(p.hashers, [2]hash.Hash{sha256.New(), sha256.New()})
 	}
-	hOwn, hFull := p.hashers[depth][0], p.hashers[depth][1]
-	hOwn.Reset()
-	hFull.Reset()
-	var kids []int32
+	m := memberReader{p: p, idx: idx, depth: depth, hOwn: p.hashers[depth][0], hAll: p.hashers[depth][1]}
+	m.hOwn.Reset()
+	m.hAll.Reset()
+	kidsFrom, propsFrom := len(p.kids), len(p.props)
 	var end int
 	if js[i] != '{' { // null: crdify sees an empty schema
 		end = canonjson.SkipValue(js, i)
-		hOwn.Write(js[i:end])
-		hFull.Write(js[i:end])
+		m.hOwn.Write(js[i:end])
+		m.hAll.Write(js[i:end])
 	} else {
 		j := i + 1
 		for j < len(js) && js[j] == '"' {
 			keyEnd := canonjson.SkipString(js, j)
-			name := string(js[j+1 : keyEnd-1])
+			name := js[j+1 : keyEnd-1]
 			v := keyEnd + 1
-			// The member's bytes, its children replaced by their
-			// digests, go to full and, unless own leaves it out, to own.
 			var vEnd int
-			mark := j
-			inOwn := true
-			write := func(to int) {
-				hFull.Write(js[mark:to])
-				if inOwn {
-					hOwn.Write(js[mark:to])
-				}
-			}
-			child := func(at int, seg string, kind int) int {
-				write(at)
-				c, cEnd := p.node(at, idx, seg, kind, depth+1)
-				kids = append(kids, c)
-				hFull.Write([]byte{0})
-				hFull.Write(t.nodes[c].full[:])
-				if inOwn {
-					hOwn.Write([]byte{0})
-					hOwn.Write(t.nodes[c].full[:])
-				}
-				mark = cEnd
-				return cEnd
-			}
-			switch name {
+			m.mark, m.inOwn = j, true
+			switch string(name) {
 			case "properties":
-				inOwn = false
+				m.inOwn = false
 				if js[v] == '{' {
 					t.nodes[idx].hasProps = true
 					vEnd = p.members(v, func(k, kEnd, val int) int {
@@ -314,64 +361,61 @@ func (p *treeParser) node(i int, parent int32, seg string, kind, depth int) (int
 						if raw == "" {
 							seg = "[]" // field.Path writes a child named "" as "[]"
 						}
-						pr := prop{name: raw, node: -1}
+						pr := prop{name: span{int32(k + 1), int32(kEnd - 1)}, node: -1}
 						var e int
 						if js[val] == '{' || js[val] == 'n' {
-							e = child(val, seg, kindProperties)
-							pr.node = kids[len(kids)-1]
+							pr.node, e = m.child(val, seg, kindProperties)
 						} else {
 							e = canonjson.SkipValue(js, val)
 							t.raw = true
 						}
-						pr.raw = js[val:e]
-						t.nodes[idx].props = append(t.nodes[idx].props, pr)
+						pr.raw = span{int32(val), int32(e)}
+						p.props = append(p.props, pr)
 						return e
 					})
 				} else {
 					vEnd = canonjson.SkipValue(js, v)
-					t.nodes[idx].propsRaw = js[v:vEnd]
+					t.nodes[idx].propsRaw = span{int32(v), int32(vEnd)}
 					t.raw = true
 				}
-				t.nodes[idx].cut[0] = [2]int32{int32(j), int32(vEnd)}
+				t.nodes[idx].cut[0] = span{int32(j), int32(vEnd)}
 			case "items":
-				inOwn = false
+				m.inOwn = false
 				switch js[v] {
 				case '{':
-					vEnd = child(v, ".items", kindItems)
-					t.nodes[idx].items = kids[len(kids)-1]
+					t.nodes[idx].items, vEnd = m.child(v, ".items", kindItems)
 				case '[':
-					vEnd = p.elements(v, ".items", kindItemsArray, child)
-					t.nodes[idx].itemsRaw = js[v:vEnd]
+					vEnd = p.elements(v, ".items", kindItemsArray, &m)
+					t.nodes[idx].itemsRaw = span{int32(v), int32(vEnd)}
 					t.raw = true
 				default:
 					vEnd = canonjson.SkipValue(js, v)
-					t.nodes[idx].itemsRaw = js[v:vEnd]
+					t.nodes[idx].itemsRaw = span{int32(v), int32(vEnd)}
 					t.raw = true
 				}
-				t.nodes[idx].cut[1] = [2]int32{int32(j), int32(vEnd)}
+				t.nodes[idx].cut[1] = span{int32(j), int32(vEnd)}
 			case "allOf", "anyOf", "oneOf":
-				kind := kindOf(name)
 				if js[v] == '[' {
-					vEnd = p.elements(v, "."+name, kind, child)
+					vEnd = p.elements(v, "."+string(name), kindOf(string(name)), &m)
 				} else {
 					vEnd = canonjson.SkipValue(js, v)
 				}
 			case "not", "additionalProperties", "additionalItems":
-				kind := kindOf(name)
 				if js[v] == '{' {
-					vEnd = child(v, "."+name, kind)
+					_, vEnd = m.child(v, "."+string(name), kindOf(string(name)))
 				} else {
 					vEnd = canonjson.SkipValue(js, v)
 				}
 			case "patternProperties", "definitions", "dependencies":
-				kind := kindOf(name)
+				kind := kindOf(string(name))
 				if js[v] == '{' {
 					vEnd = p.members(v, func(k, kEnd, val int) int {
 						// dependencies holds a schema or a list of names;
 						// the others a schema, null an empty one.
 						if js[val] == '{' || js[val] == 'n' && kind != kindDependencies {
 							raw, _ := canonjson.Key(js[k+1 : kEnd-1])
-							return child(val, "."+name+"["+raw+"]", kind)
+							_, e := m.child(val, "."+string(name)+"["+raw+"]", kind)
+							return e
 						}
 						return canonjson.SkipValue(js, val)
 					})
@@ -381,15 +425,15 @@ func (p *treeParser) node(i int, parent int32, seg string, kind, depth int) (int
 			case "description":
 				// Left out of own when it decodes (a string or null):
 				// crdify's description check is not enforced.
-				inOwn = js[v] != '"' && js[v] != 'n'
+				m.inOwn = js[v] != '"' && js[v] != 'n'
 				vEnd = canonjson.SkipValue(js, v)
 			default:
 				vEnd = canonjson.SkipValue(js, v)
 			}
-			write(vEnd)
-			hFull.Write([]byte{','})
-			if inOwn {
-				hOwn.Write([]byte{','})
+			m.write(vEnd)
+			m.hAll.Write([]byte{','})
+			if m.inOwn {
+				m.hOwn.Write([]byte{','})
 			}
 			j = vEnd
 			if j < len(js) && js[j] == ',' {
@@ -398,26 +442,31 @@ func (p *treeParser) node(i int, parent int32, seg string, kind, depth int) (int
 		}
 		end = j + 1 // past '}'
 	}
-	n2 := &t.nodes[idx]
-	n2.end = int32(end)
-	n2.kids = kids
-	for _, k := range kids {
-		kk := &t.nodes[k]
-		d := kk.nest
-		if isList(p.kinds[k]) {
+	nd := &t.nodes[idx]
+	nd.js[1] = int32(end)
+	nd.kids = span{int32(len(t.kids)), int32(len(t.kids) + len(p.kids) - kidsFrom)}
+	t.kids = append(t.kids, p.kids[kidsFrom:]...)
+	p.kids = p.kids[:kidsFrom]
+	nd.props = span{int32(len(t.props)), int32(len(t.props) + len(p.props) - propsFrom)}
+	t.props = append(t.props, p.props[propsFrom:]...)
+	p.props = p.props[:propsFrom]
+	for _, k := range t.kids[nd.kids[0]:nd.kids[1]] {
+		kind := int(p.kinds[k])
+		d := t.nodes[k].nest
+		if isList(kind) {
 			d++
 		}
-		n2.nest = max(n2.nest, d)
-		if p.kinds[k] != kindProperties && p.kinds[k] != kindItems && p.kinds[k] != kindItemsArray {
-			n2.ownNest = max(n2.ownNest, d)
+		nd.nest = max(nd.nest, d)
+		if kind != kindProperties && kind != kindItems && kind != kindItemsArray {
+			nd.ownNest = max(nd.ownNest, d)
 		}
 	}
 	var own digest
-	hOwn.Sum(own[:0])
-	hFull.Write([]byte{1})
-	hFull.Write(own[:])
+	m.hOwn.Sum(own[:0])
+	m.hAll.Write([]byte{1})
+	m.hAll.Write(own[:])
 	t.own[idx] = own
-	hFull.Sum(n2.full[:0])
+	m.hAll.Sum(nd.full[:0])
 	return idx, end
 }
 
@@ -439,12 +488,12 @@ func (p *treeParser) members(v int, fn func(k, kEnd, val int) int) int {
 
 // elements reads the array at js[v], each object or null in it a child
 // schema node (seg "[i]").
-func (p *treeParser) elements(v int, seg string, kind int, child func(at int, seg string, kind int) int) int {
+func (p *treeParser) elements(v int, seg string, kind int, m *memberReader) int {
 	js := p.t.js
 	j := v + 1
 	for i := 0; j < len(js) && js[j] != ']'; i++ {
 		if js[j] == '{' || js[j] == 'n' {
-			j = child(j, seg+"["+strconv.Itoa(i)+"]", kind)
+			_, j = m.child(j, seg+"["+strconv.Itoa(i)+"]", kind)
 		} else {
 			j = canonjson.SkipValue(js, j)
 		}
@@ -459,22 +508,23 @@ func (p *treeParser) elements(v int, seg string, kind int, child func(at int, se
 // (their kinds in SchemaHas's order; properties and the maps by name,
 // where crdify takes Go's map order), and notes the last node visited
 // with each path key.
-func (t *schemaTree) buildKeys(kinds []int) {
+func (t *schemaTree) buildKeys(kinds []int8) {
 	t.keys = make(map[pathKey]int32, len(t.nodes))
-	defer func() { t.unique = len(t.keys) == len(t.nodes) }()
 	for i := range t.nodes {
-		slices.SortStableFunc(t.nodes[i].kids, func(a, b int32) int { return kinds[a] - kinds[b] })
+		sp := t.nodes[i].kids
+		slices.SortStableFunc(t.kids[sp[0]:sp[1]], func(a, b int32) int { return int(kinds[a]) - int(kinds[b]) })
 	}
 	stack := []int32{0}
 	for len(stack) > 0 {
 		i := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		t.keys[t.nodes[i].key] = i
-		kids := t.nodes[i].kids
-		for k := len(kids) - 1; k >= 0; k-- {
-			stack = append(stack, kids[k])
+		t.keys[t.nkeys[i]] = i
+		sp := t.nodes[i].kids
+		for k := sp[1] - 1; k >= sp[0]; k-- {
+			stack = append(stack, t.kids[k])
 		}
 	}
+	t.unique = len(t.keys) == len(t.nodes)
 }
 
 // path writes out node i's path as crdify does ("^.spec.size").
@@ -497,23 +547,20 @@ func (t *schemaTree) path(i int32) string {
 // ownJSON is node i's JSON without its properties and items members.
 func (t *schemaTree) ownJSON(i int32) []byte {
 	n := &t.nodes[i]
-	js := t.js[n.start:n.end]
-	if js[0] != '{' || n.cut[0][0] < 0 && n.cut[1][0] < 0 {
+	js := t.bytes(n.js)
+	if js[0] != '{' || n.cut[0][1] == 0 && n.cut[1][1] == 0 {
 		return js
 	}
+	cuts := []span{n.cut[0], n.cut[1]}
+	if cuts[0][1] == 0 || cuts[1][1] != 0 && cuts[1][0] < cuts[0][0] {
+		cuts[0], cuts[1] = cuts[1], cuts[0]
+	}
 	size := len(js)
-	for _, c := range n.cut {
-		if c[0] >= 0 {
-			size -= int(c[1] - c[0])
-		}
+	for _, c := range cuts {
+		size -= int(c[1] - c[0])
 	}
 	out := make([]byte, 0, size)
 	out = append(out, '{')
-	pos := n.start + 1
-	cuts := [][2]int32{n.cut[0], n.cut[1]}
-	if cuts[1][0] < cuts[0][0] {
-		cuts[0], cuts[1] = cuts[1], cuts[0]
-	}
 	piece := func(from, to int32) {
 		b := t.js[from:to]
 		for len(b) > 0 && b[0] == ',' {
@@ -530,14 +577,15 @@ func (t *schemaTree) ownJSON(i int32) []byte {
 		}
 		out = append(out, b...)
 	}
+	pos := n.js[0] + 1
 	for _, c := range cuts {
-		if c[0] < 0 {
+		if c[1] == 0 {
 			continue
 		}
 		piece(pos, c[0])
 		pos = c[1]
 	}
-	piece(pos, n.end-1)
+	piece(pos, n.js[1]-1)
 	return append(out, '}')
 }
 
@@ -547,13 +595,13 @@ func (t *schemaTree) ownJSON(i int32) []byte {
 // already).
 func (t *schemaTree) decode(i int32) (s *apiextensionsv1.JSONSchemaProps, n int, err error) {
 	nd := &t.nodes[i]
-	if nd.shallow != nil || nd.err != nil {
-		return nd.shallow, 0, nd.err
+	if err := t.errs[i]; nd.shallow != nil || err != nil {
+		return nd.shallow, 0, err
 	}
 	js := t.ownJSON(i)
 	var p apiextensionsv1.JSONSchemaProps
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(js, &p); err != nil {
-		nd.err = err
+		t.noteErr(i, err)
 		return nil, len(js), err
 	}
 	p.Properties, p.Items = nil, nil
@@ -566,17 +614,24 @@ func (t *schemaTree) decode(i int32) (s *apiextensionsv1.JSONSchemaProps, n int,
 // decodes.
 func (t *schemaTree) check(i int32) (n int, err error) {
 	nd := &t.nodes[i]
-	if nd.valid || nd.shallow != nil || nd.err != nil {
-		return 0, nd.err
+	if err := t.errs[i]; nd.valid || err != nil {
+		return 0, err
 	}
 	js := t.ownJSON(i)
 	var p apiextensionsv1.JSONSchemaProps
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(js, &p); err != nil {
-		nd.err = err
+		t.noteErr(i, err)
 		return len(js), err
 	}
 	t.noteValid(i)
 	return len(js), nil
+}
+
+func (t *schemaTree) noteErr(i int32, err error) {
+	if t.errs == nil {
+		t.errs = map[int32]error{}
+	}
+	t.errs[i] = err
 }
 
 func (t *schemaTree) noteValid(i int32) {

@@ -71,33 +71,34 @@ func (v *validation) node(i, j int32) {
 	na, nb := &a.nodes[i], &b.nodes[j]
 	switch {
 	case na.hasProps && nb.hasProps:
-		byName := make(map[string]*prop, len(nb.props))
-		for k := range nb.props {
-			byName[nb.props[k].name] = &nb.props[k]
+		bp := b.nodeProps(j)
+		byName := make(map[string]*prop, len(bp))
+		for k := range bp {
+			byName[string(b.bytes(bp[k].name))] = &bp[k]
 		}
-		for _, pa := range na.props {
+		for _, pa := range a.nodeProps(i) {
 			if v.w.err != nil {
 				return
 			}
-			pb, ok := byName[pa.name]
+			pb, ok := byName[string(a.bytes(pa.name))]
 			switch {
 			case !ok:
 				v.noteA(v.w.stub(a, pa))
 			case pa.node >= 0 && pb.node >= 0 && a.nodes[pa.node].full == b.nodes[pb.node].full,
-				pa.node < 0 && pb.node < 0 && string(pa.raw) == string(pb.raw):
-			case pa.node >= 0 && pb.node >= 0 && pa.raw[0] == '{' && pb.raw[0] == '{':
+				pa.node < 0 && pb.node < 0 && string(a.bytes(pa.raw)) == string(b.bytes(pb.raw)):
+			case pa.node >= 0 && pb.node >= 0 && a.js[pa.raw[0]] == '{' && b.js[pb.raw[0]] == '{':
 				v.node(pa.node, pb.node)
 			default:
-				v.noteA(v.w.decodeJSON(pa.raw))
-				v.noteB(v.w.decodeJSON(pb.raw))
+				v.noteA(v.w.decodeJSON(a.bytes(pa.raw)))
+				v.noteB(v.w.decodeJSON(b.bytes(pb.raw)))
 			}
 		}
 	case na.hasProps:
-		for _, pa := range na.props {
+		for _, pa := range a.nodeProps(i) {
 			v.noteA(v.w.stub(a, pa))
 		}
-	case na.propsRaw != nil:
-		v.noteA(v.w.decodeMember("properties", na.propsRaw))
+	case na.propsRaw[1] != 0:
+		v.noteA(v.w.decodeMember("properties", a.bytes(na.propsRaw)))
 	}
 	switch {
 	case na.items >= 0 && nb.items >= 0:
@@ -106,12 +107,12 @@ func (v *validation) node(i, j int32) {
 		}
 	case na.items >= 0:
 		v.noteA(v.w.decodeOwn(a, na.items))
-	case na.itemsRaw != nil:
-		v.noteA(v.w.decodeMember("items", na.itemsRaw))
-		if nb.itemsRaw != nil {
-			v.noteB(v.w.decodeMember("items", nb.itemsRaw))
+	case na.itemsRaw[1] != 0:
+		v.noteA(v.w.decodeMember("items", a.bytes(na.itemsRaw)))
+		if nb.itemsRaw[1] != 0 {
+			v.noteB(v.w.decodeMember("items", b.bytes(nb.itemsRaw)))
 		} else if nb.items >= 0 {
-			v.noteB(v.w.decodeJSON(b.js[b.nodes[nb.items].start:b.nodes[nb.items].end]))
+			v.noteB(v.w.decodeJSON(b.bytes(b.nodes[nb.items].js)))
 		}
 	}
 }
@@ -122,7 +123,7 @@ func (w *budget) stub(t *schemaTree, p prop) error {
 	if p.node >= 0 {
 		return w.decodeOwn(t, p.node)
 	}
-	return w.decodeJSON(p.raw)
+	return w.decodeJSON(t.bytes(p.raw))
 }
 
 // decodeOwn decodes node i of t without its properties and items.
