@@ -118,13 +118,20 @@ func (c *OpenCatalog) CRDs(ctx context.Context, keep func(pkg, name string) bool
 }
 
 // CompareCRDs returns the comparison of the CRDs of two bundles of ix,
-// for updates.Query's CRDs.
-func CompareCRDs(ix *crdsafety.Index) (func(pkg, from, to string) crdsafety.Result, error) {
+// for updates.Query's CRDs. Once ctx is done, it compares nothing more:
+// each comparison it stopped says so (Unknown); the caller checks ctx.
+func CompareCRDs(ctx context.Context, ix *crdsafety.Index) (func(pkg, from, to string) crdsafety.Result, error) {
 	c, err := crdsafety.NewChecker()
 	if err != nil {
 		return nil, err
 	}
-	return func(pkg, from, to string) crdsafety.Result { return ix.Compare(c, pkg, from, to) }, nil
+	return func(pkg, from, to string) crdsafety.Result {
+		r, err := ix.Compare(ctx, c, pkg, from, to)
+		if err != nil {
+			return crdsafety.Result{Unknown: "the comparison was stopped: " + err.Error()}
+		}
+		return r
+	}, nil
 }
 
 // UpdateEdge is one update OLM v0 takes in a channel: a cluster running
@@ -183,12 +190,14 @@ func CheckEdgeCRDs(ctx context.Context, ix *crdsafety.Index, c *crdsafety.Checke
 			break
 		}
 		r := results[p]
-		g.Go(func() error {
-			*r = ix.Compare(c, p.pkg, p.from, p.to)
-			return nil
+		g.Go(func() (err error) {
+			*r, err = ix.Compare(gctx, c, p.pkg, p.from, p.to)
+			return err
 		})
 	}
-	_ = g.Wait() // the tasks return no error
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -203,8 +212,9 @@ func CheckEdgeCRDs(ctx context.Context, ix *crdsafety.Index, c *crdsafety.Checke
 // every update OLM v0 takes in NEW that OLD does not take (between the same
 // two bundles, with the same images), the CRD changes an OLM refuses. A
 // change an OLM surely refuses (every change crdify finds: OLM v1 refuses
-// them all) is a violation; one neither refuses (a served version
-// removed, a v1beta1 CRD not compared) a warning. Only the CRDs of the bundles of new updates are read, from
+// them all), or a comparison not made past a limit (crdsafety.Limits), is
+// a violation; one neither refuses (a served version removed, a v1beta1
+// CRD not compared) a warning. Only the CRDs of the bundles of new updates are read, from
 // NEW's files. Updates whose bundles carry no objects cannot be compared,
 // and are not reported: a catalog of olm.csv.metadata bundles would get a
 // warning for every new bundle.
@@ -263,7 +273,8 @@ func CheckCRDUpgrades(ctx context.Context, oldM model.Model, newCat *OpenCatalog
 			out = append(out, updates.Violation{
 				Package: e.Package, Channel: strings.Join(chs, ","), Bundle: e.To, Rule: "crd-upgrade",
 				Message: fmt.Sprintf("update from %s: %s", e.From, ch),
-				Warning: !ch.Refused(),
+				// Not checked, past a limit: not known to be safe.
+				Warning: !ch.Refused() && !ch.NotChecked(),
 			})
 		}
 	}

@@ -101,15 +101,15 @@ func TestReadKinds(t *testing.T) {
 // is opened (a malformed log file would fail the read).
 func TestReadMustGather(t *testing.T) {
 	dir := writeFiles(t, map[string]string{
-		"timestamp": "x",
-		"quay-io-openshift-sha256-abc/version":                                                     "4.16",
-		"quay-io-openshift-sha256-abc/namespaces/ns1/ns1.yaml":                                     "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns1\n",
-		"quay-io-openshift-sha256-abc/namespaces/ns1/operators.coreos.com/subscriptions/etcd.yaml": subYAML,
+		"timestamp":                            "x",
+		"quay-io-openshift-sha256-abc/version": "4.16",
+		"quay-io-openshift-sha256-abc/namespaces/ns1/ns1.yaml":                                                             "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns1\n",
+		"quay-io-openshift-sha256-abc/namespaces/ns1/operators.coreos.com/subscriptions/etcd.yaml":                         subYAML,
 		"quay-io-openshift-sha256-abc/namespaces/ns1/operators.coreos.com/clusterserviceversions/etcdoperator.v0.9.2.yaml": csvYAML,
-		"quay-io-openshift-sha256-abc/namespaces/ns1/core/configmaps.yaml":                                             ": not yaml [",
-		"quay-io-openshift-sha256-abc/namespaces/ns1/pods/x/logs/current.log":                                          "not yaml: [",
-		"quay-io-openshift-sha256-abc/cluster-scoped-resources/operators.coreos.com/operators/etcd.ns1.yaml":           "not read: [",
-		"quay-io-openshift-sha256-abc/cluster-scoped-resources/apiextensions.k8s.io/customresourcedefinitions/x.yaml":  "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: etcdclusters.etcd.database.coreos.com\nspec:\n  group: etcd.database.coreos.com\n  names: {kind: EtcdCluster, plural: etcdclusters}\n  scope: Namespaced\n  versions: []\n",
+		"quay-io-openshift-sha256-abc/namespaces/ns1/core/configmaps.yaml":                                                 ": not yaml [",
+		"quay-io-openshift-sha256-abc/namespaces/ns1/pods/x/logs/current.log":                                              "not yaml: [",
+		"quay-io-openshift-sha256-abc/cluster-scoped-resources/operators.coreos.com/operators/etcd.ns1.yaml":               "not read: [",
+		"quay-io-openshift-sha256-abc/cluster-scoped-resources/apiextensions.k8s.io/customresourcedefinitions/x.yaml":      "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: etcdclusters.etcd.database.coreos.com\nspec:\n  group: etcd.database.coreos.com\n  names: {kind: EtcdCluster, plural: etcdclusters}\n  scope: Namespaced\n  versions: []\n",
 	})
 	s, err := Read(context.Background(), dir)
 	if err != nil {

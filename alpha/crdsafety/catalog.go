@@ -135,8 +135,9 @@ func LoadIndex(ctx context.Context, fsys fs.FS, keep func(pkg, name string) bool
 }
 
 // Compare compares the CRDs of two bundles of package pkg, from the one a
-// cluster runs to the one it updates to.
-func (ix *Index) Compare(c *Checker, pkg, from, to string) Result {
+// cluster runs to the one it updates to. The only error is ctx's, when it
+// is done before the comparison is.
+func (ix *Index) Compare(ctx context.Context, c *Checker, pkg, from, to string) (Result, error) {
 	ob, okOld := ix.Bundle(pkg, from)
 	nb, okNew := ix.Bundle(pkg, to)
 	var missing []string
@@ -155,7 +156,11 @@ func (ix *Index) Compare(c *Checker, pkg, from, to string) Result {
 		}
 	}
 	if len(missing) > 0 {
-		return Result{Unknown: strings.Join(slices.Compact(missing), "; ")}
+		return Result{Unknown: strings.Join(slices.Compact(missing), "; ")}, nil
 	}
-	return Result{Changes: c.Compare(ob.CRDs, nb.CRDs)}
+	changes, err := c.Compare(ctx, ob.CRDs, nb.CRDs)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Changes: changes}, nil
 }

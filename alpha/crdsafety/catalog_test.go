@@ -84,7 +84,7 @@ func TestParseManifest(t *testing.T) {
 	if !ok || err != nil || b.Name != a.Name || a.Digest == b.Digest {
 		t.Fatalf("indented: %+v %v %v", b, ok, err)
 	}
-	if cs := newChecker(t).Compare([]CRD{a}, []CRD{b}); len(cs) != 0 {
+	if cs := compareCRDs(t, newChecker(t), []CRD{a}, []CRD{b}); len(cs) != 0 {
 		t.Errorf("the same CRD written two ways: %v", cs)
 	}
 }
@@ -159,7 +159,7 @@ func TestLoadIndexCompare(t *testing.T) {
 	}
 	c := newChecker(t)
 
-	res := ix.Compare(c, "cron", "cron.v1", "cron.v2")
+	res := compareIndex(t, ix, c, "cron", "cron.v1", "cron.v2")
 	if res.Unknown != "" || len(res.Changes) != 2 {
 		t.Fatalf("v1 -> v2: %+v", res)
 	}
@@ -170,15 +170,15 @@ func TestLoadIndexCompare(t *testing.T) {
 		t.Errorf("summary %q, want %q", got, want)
 	}
 
-	res = ix.Compare(c, "cron", "cron.v2", "cron.v3")
+	res = compareIndex(t, ix, c, "cron", "cron.v2", "cron.v3")
 	if !strings.Contains(res.Unknown, "bundle cron.v3 carries no objects") || res.Summary() == "" {
 		t.Errorf("v2 -> v3: %+v", res)
 	}
-	res = ix.Compare(c, "cron", "cron.v0", "cron.v1")
+	res = compareIndex(t, ix, c, "cron", "cron.v0", "cron.v1")
 	if !strings.Contains(res.Unknown, "the catalog has no bundle cron.v0") {
 		t.Errorf("v0 -> v1: %+v", res)
 	}
-	if res := ix.Compare(c, "cron", "cron.v1", "cron.v1"); res.Unknown != "" || len(res.Changes) != 0 || res.Summary() != "" {
+	if res := compareIndex(t, ix, c, "cron", "cron.v1", "cron.v1"); res.Unknown != "" || len(res.Changes) != 0 || res.Summary() != "" {
 		t.Errorf("v1 -> v1: %+v", res)
 	}
 }
@@ -265,7 +265,7 @@ func TestCompareEdgeCases(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := report(c.Compare([]CRD{toCRD(t, tc.old())}, []CRD{toCRD(t, tc.new())}))
+			got := report(compareCRDs(t, c, []CRD{toCRD(t, tc.old())}, []CRD{toCRD(t, tc.new())}))
 			for _, w := range tc.want {
 				if !strings.Contains(got, w) {
 					t.Errorf("report lacks %q:\n%s", w, got)
@@ -283,17 +283,17 @@ func TestCompareEdgeCases(t *testing.T) {
 	old := toCRD(t, oldCron())
 	beta := old
 	beta.APIVersion, beta.Digest = APIVersionV1beta1, Digest{1}
-	if got := report(c.Compare([]CRD{old}, []CRD{beta})); !strings.Contains(got, "apiVersion: not compared: a apiextensions.k8s.io/v1beta1 CRD (apiextensions.k8s.io/v1 -> apiextensions.k8s.io/v1beta1)") {
+	if got := report(compareCRDs(t, c, []CRD{old}, []CRD{beta})); !strings.Contains(got, "apiVersion: not compared: a apiextensions.k8s.io/v1beta1 CRD (apiextensions.k8s.io/v1 -> apiextensions.k8s.io/v1beta1)") {
 		t.Errorf("v1beta1: %s", got)
 	}
 	broken := old
 	broken.JSON, broken.Digest = []byte(`{"kind":"CustomResourceDefinition","metadata":{"name":"crontabs.stable.example.com"},"spec":{"versions":"v1"}}`), Digest{2}
-	if got := report(c.Compare([]CRD{old}, []CRD{broken})); !strings.Contains(got, "invalid: the new CRD cannot be read") || !strings.Contains(got, "OLM v0 and v1 refuse it") {
+	if got := report(compareCRDs(t, c, []CRD{old}, []CRD{broken})); !strings.Contains(got, "invalid: the new CRD cannot be read") || !strings.Contains(got, "OLM v0 and v1 refuse it") {
 		t.Errorf("broken: %s", got)
 	}
 	// Only CRDs of the same name are compared.
 	other := toCRD(t, gateway(false))
-	if got := c.Compare([]CRD{old}, []CRD{other}); len(got) != 0 {
+	if got := compareCRDs(t, c, []CRD{old}, []CRD{other}); len(got) != 0 {
 		t.Errorf("different CRDs compared: %v", got)
 	}
 }

@@ -2,6 +2,9 @@ package crdsafety
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -9,11 +12,12 @@ import (
 	"sync"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/api/equality"
 	versionhelper "k8s.io/apimachinery/pkg/version"
 	"sigs.k8s.io/crdify/pkg/config"
 	"sigs.k8s.io/crdify/pkg/runner"
 	"sigs.k8s.io/crdify/pkg/validations"
+	"sigs.k8s.io/crdify/pkg/validations/crd/existingfieldremoval"
 	"sigs.k8s.io/crdify/pkg/validations/property"
 	crdvalidator "sigs.k8s.io/crdify/pkg/validators/crd"
 	kjson "sigs.k8s.io/json"
@@ -48,19 +52,50 @@ func crdifyConfig() *config.Config {
 // validations, each version against the same version of the old CRD, each
 // pair of served versions of the new CRD less the issues the old CRD
 // already had between the same pair), skipping the comparisons whose
-// schemas did not change, which cannot report anything: a CRD's schema is
-// often megabytes, and crdify copies every property's subtree.
+// schemas did not change, which cannot report anything, and comparing two
+// schemas node by node (schemaTree) rather than through crdify's copies of
+// every property's subtree: linear in the schemas' size. Comparing every
+// pair of served versions is quadratic in their number; past
+// Limits.ServedProperties, it is not done, and past Limits.SchemaBytes a
+// comparison stops: the answer then has a change of check "limit" that
+// says so, whose verdicts are NotChecked.
 type Checker struct {
 	crd        *crdvalidator.Validator
 	properties []validations.Comparator[apiextensionsv1.JSONSchemaProps]
+	limits     Limits
 
 	mu    sync.Mutex
 	pairs map[[2]Digest]*pairResult
 }
 
+// Limits bound the work of comparing one pair of CRD manifests.
+type Limits struct {
+	// ServedProperties bounds the comparison of the served versions of
+	// the new CRD with each other (and of the old CRD's, whose issues are
+	// left out): the sum, over the pairs of versions to compare, of the
+	// number of properties of the first version of the pair, each of
+	// which is looked up in the second.
+	ServedProperties int
+	// SchemaBytes bounds the bytes of schema decoded and compared: each
+	// property that differs from its counterpart is decoded, without its
+	// properties and items, and compared (which counts 512 bytes more); a
+	// property whose allOf, anyOf, oneOf, not or additionalProperties nest
+	// deep is so decoded whole at each level.
+	SchemaBytes int64
+}
+
+// DefaultLimits are NewChecker's limits (docs/crd-safety.md, "Limits").
+var DefaultLimits = Limits{ServedProperties: 20_000_000, SchemaBytes: 64 << 20}
+
 // NewChecker returns a Checker with operator-controller's crdify
-// configuration.
+// configuration and DefaultLimits.
 func NewChecker() (*Checker, error) {
+	return NewCheckerWithLimits(DefaultLimits)
+}
+
+// NewCheckerWithLimits returns a Checker with operator-controller's crdify
+// configuration and the given limits.
+func NewCheckerWithLimits(limits Limits) (*Checker, error) {
 	reg := runner.DefaultRegistry()
 	vals, err := validations.LoadValidationsFromRegistry(reg)
 	if err != nil {
@@ -78,6 +113,7 @@ func NewChecker() (*Checker, error) {
 	return &Checker{
 		crd:        crdvalidator.New(crdvalidator.WithComparators(validations.ComparatorsForValidations[apiextensionsv1.CustomResourceDefinition](list...)...)),
 		properties: validations.ComparatorsForValidations[apiextensionsv1.JSONSchemaProps](list...),
+		limits:     limits,
 		pairs:      map[[2]Digest]*pairResult{},
 	}, nil
 }
@@ -85,78 +121,112 @@ func NewChecker() (*Checker, error) {
 // Compare returns the incompatible changes from the CRDs of the old bundle
 // to those of the new one, sorted. A CRD is compared with the CRD of the
 // same name in old; a CRD that old does not have, or that new no longer
-// carries, is not a change either OLM's check refuses.
-func (c *Checker) Compare(old, new []CRD) []Change {
+// carries, is not a change either OLM's check refuses. The only error is
+// ctx's, when it is done before the comparison is.
+func (c *Checker) Compare(ctx context.Context, old, new []CRD) ([]Change, error) {
+	byName := make(map[string]*CRD, len(old))
+	for i := range old {
+		if _, ok := byName[old[i].Name]; !ok {
+			byName[old[i].Name] = &old[i]
+		}
+	}
 	var out []Change
 	for _, n := range new {
-		i := slices.IndexFunc(old, func(o CRD) bool { return o.Name == n.Name })
-		if i < 0 || old[i].Digest == n.Digest {
+		o := byName[n.Name]
+		if o == nil || o.Digest == n.Digest {
 			continue
 		}
-		out = append(out, c.pair(old[i], n)...)
+		cs, err := c.pair(ctx, *o, n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cs...)
 	}
 	sortChanges(out)
-	return out
+	return out, nil
 }
 
-func (c *Checker) pair(old, new CRD) []Change {
+func (c *Checker) pair(ctx context.Context, old, new CRD) ([]Change, error) {
 	key := [2]Digest{old.Digest, new.Digest}
-	c.mu.Lock()
-	p, ok := c.pairs[key]
-	if !ok {
-		p = &pairResult{done: make(chan struct{})}
-		c.pairs[key] = p
+	for {
+		c.mu.Lock()
+		p, ok := c.pairs[key]
+		if !ok {
+			p = &pairResult{done: make(chan struct{})}
+			c.pairs[key] = p
+		}
+		c.mu.Unlock()
+		if !ok {
+			p.changes, p.err = c.compare(ctx, old, new)
+			if p.err != nil {
+				// Stopped: not an answer to remember.
+				c.mu.Lock()
+				delete(c.pairs, key)
+				c.mu.Unlock()
+			}
+			close(p.done)
+			return p.changes, p.err
+		}
+		select {
+		case <-p.done: // another goroutine compared them, or stopped
+			if p.err == nil {
+				return p.changes, nil
+			}
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
-	c.mu.Unlock()
-	if ok {
-		<-p.done // another goroutine compares them, or has
-		return p.changes
-	}
-	defer close(p.done)
-	p.changes = c.compare(old, new)
-	return p.changes
 }
 
-// pairResult is the comparison of two manifests, once done is closed.
+// pairResult is the comparison of two manifests, once done is closed;
+// err is set when it was stopped.
 type pairResult struct {
 	done    chan struct{}
 	changes []Change
+	err     error
 }
 
 // compare runs the checks on one CRD of the old and the new bundle.
-func (c *Checker) compare(oldCRD, newCRD CRD) []Change {
+func (c *Checker) compare(ctx context.Context, oldCRD, newCRD CRD) ([]Change, error) {
 	at := Change{CRD: newCRD.Name}
 	if newCRD.APIVersion != APIVersionV1 || oldCRD.APIVersion != APIVersionV1 {
-		return compareV1beta1(oldCRD, newCRD)
+		return compareV1beta1(oldCRD, newCRD), nil
 	}
 	newJS, err := canonjson.Canonicalize(newCRD.JSON)
 	if err != nil {
 		at.Check, at.Message, at.V0, at.V1 = "invalid", fmt.Sprintf("the new CRD cannot be read: %v", err), Refuses, Refuses
-		return []Change{at}
+		return []Change{at}, nil
 	}
 	oldJS, err := canonjson.Canonicalize(oldCRD.JSON)
 	if err != nil || bytes.Equal(oldJS, newJS) {
 		// The same CRD, written another way; or an old CRD that could
 		// never have been applied: nothing on a cluster to compare with.
-		return nil
+		return nil, nil
 	}
 	nw, newSchemas, err := decodeSpec(newJS)
 	if err != nil {
 		at.Check, at.Message, at.V0, at.V1 = "invalid", fmt.Sprintf("the new CRD cannot be read: %v", err), Refuses, Refuses
-		return []Change{at}
+		return []Change{at}, nil
 	}
 	old, oldSchemas, err := decodeSpec(oldJS)
 	if err != nil {
 		// The old bundle's CRD could never have been applied: nothing on
 		// a cluster to compare with.
-		return nil
+		return nil, nil
 	}
-	res, err := c.run(old, nw, oldSchemas, newSchemas)
+	w := &budget{ctx: ctx, left: c.limits.SchemaBytes}
+	res, err := c.run(w, old, nw, oldSchemas, newSchemas)
 	if err != nil {
+		if w.err != nil && w.err != errLimit {
+			return nil, w.err // ctx's
+		}
 		at.Check, at.Message, at.V0, at.V1 = "invalid", err.Error(), Refuses, Refuses
-		return []Change{at}
+		return []Change{at}, nil
 	}
-	return changes(at, old, nw, res)
+	return changes(at, old, nw, res), nil
 }
 
 // decodeSpec reads a CRD manifest as the API server does (field names
@@ -258,12 +328,14 @@ func changes(at Change, old, nw *apiextensionsv1.CustomResourceDefinition, res r
 			out = append(out, ch)
 		}
 	}
-	out = compactRemovedFields(out)
+	if !res.compact {
+		out = compactRemovedFields(out)
+	}
 	for _, vr := range res.same {
 		ov, nv := version(old, vr.version), version(nw, vr.version)
 		servedBoth := ov != nil && nv != nil && ov.Served && nv.Served
 		for _, pr := range vr.properties {
-			if underRemoved(removed, vr.version, pr.Property) {
+			if !res.compact && underRemoved(removed, vr.version, pr.Property) {
 				continue // the removal says it all
 			}
 			for _, r := range pr.ComparisonResults {
@@ -297,6 +369,11 @@ func changes(at Change, old, nw *apiextensionsv1.CustomResourceDefinition, res r
 			}
 		}
 	}
+	if res.limit != nil {
+		ch := *res.limit
+		ch.CRD = at.CRD
+		out = append(out, ch)
+	}
 	return out
 }
 
@@ -305,29 +382,81 @@ type results struct {
 	crd    []validations.ComparisonResult
 	same   []versionResult
 	served []versionResult
+	// limit, when set, says what was not compared, past a limit.
+	limit *Change
+	// compact says the removed fields are only the outermost ones, and
+	// the same versions' properties none inside them (compareTrees):
+	// changes need not look for them, which costs the square of a path's
+	// length.
+	compact bool
 }
 
 type versionResult struct {
 	version    string // "v1", or "v1 -> v2"
 	properties []validations.PropertyComparisonResult
-	// later are the properties of the second version of a served pair.
+	// later are the properties of the second version of a served pair
+	// (at least those changes looks up).
 	later map[string]bool
 }
 
+// compareCost is what comparing two properties costs besides their size,
+// in Limits.SchemaBytes.
+const compareCost = 512
+
+// errLimit stops a comparison past Limits.SchemaBytes.
+var errLimit = errors.New("past the limit")
+
+// budget is what a comparison of two CRD manifests may still do; it
+// stops it when its context is done.
+type budget struct {
+	ctx   context.Context
+	left  int64 // bytes of schema still to decode and compare
+	since int64 // work since ctx was last checked
+	err   error // errLimit or ctx's error, once the comparison must stop
+}
+
+// spend counts n bytes of schema decoded or compared, and checks ctx
+// about every mebibyte of them (a step, such as looking up a property,
+// counts 64): every millisecond or so.
+func (w *budget) spend(n int64) {
+	w.left -= n
+	if w.left < 0 && w.err == nil {
+		w.err = errLimit
+	}
+	if w.since += n + 64; w.since >= 1<<20 && w.err == nil {
+		w.since = 0
+		w.err = w.ctx.Err()
+	}
+}
+
+// step counts a step of the comparison.
+func (w *budget) step() { w.spend(0) }
+
 // run runs crdify's validations on the old and the new CRD, as its
-// runner.Run does (see Checker), on schemas pruned against each other
-// (pruneSchemas), turning a panic of crdify on an unusual CRD into an
-// error. old and nw have no schemas: oldSchemas and newSchemas hold them,
-// by version, as canonical JSON.
-func (c *Checker) run(old, nw *apiextensionsv1.CustomResourceDefinition, oldSchemas, newSchemas map[string][]byte) (res results, err error) {
+// runner.Run does (see Checker), turning a panic of crdify on an unusual
+// CRD into an error. old and nw have no schemas: oldSchemas and
+// newSchemas hold them, by version, as canonical JSON. The error is w's
+// context's when it was done, or says why the CRDs cannot be compared.
+func (c *Checker) run(w *budget, old, nw *apiextensionsv1.CustomResourceDefinition, oldSchemas, newSchemas map[string][]byte) (res results, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("crdify could not compare the CRDs: %v", p)
 		}
 	}()
-	// The CRDs that crdify's CRD-wide validations see: each version both
-	// have, with its two schemas pruned against each other (which keeps
-	// every field one removes), the others without schema.
+	// What a limit stops: the change that says so. The same versions are
+	// compared first: past them, OLM v0's verdict is known.
+	stopped := func(where string, v0 Verdict) (results, error) {
+		if w.err != errLimit {
+			return res, w.err
+		}
+		res.limit = &Change{Version: where, Check: "limit", V0: v0, V1: NotChecked,
+			Message: fmt.Sprintf("comparing the schemas is past the limit of %s of schema compared for one CRD: from here on, the CRD is not checked", mib(c.limits.SchemaBytes))}
+		return res, nil
+	}
+	res.compact = true
+	oldTrees, newTrees := treeCache{schemas: oldSchemas}, treeCache{schemas: newSchemas}
+	// The CRDs that crdify's CRD-wide validations see: without their
+	// schemas, which are compared here (existingFieldRemoval).
 	oldP, newP := old.DeepCopy(), nw.DeepCopy()
 	oldP.Status.StoredVersions = storedVersions(old)
 	for _, crd := range []*apiextensionsv1.CustomResourceDefinition{oldP, newP} {
@@ -338,24 +467,46 @@ func (c *Checker) run(old, nw *apiextensionsv1.CustomResourceDefinition, oldSche
 	var changed []string
 	for i := range oldP.Spec.Versions {
 		ov := &oldP.Spec.Versions[i]
-		nv := version(newP, ov.Name)
-		if nv == nil || bytes.Equal(oldSchemas[ov.Name], newSchemas[ov.Name]) {
+		if version(newP, ov.Name) == nil || bytes.Equal(oldSchemas[ov.Name], newSchemas[ov.Name]) {
 			continue
 		}
-		pa, pb := pruneSchemas(oldSchemas[ov.Name], newSchemas[ov.Name])
-		if ov.Schema.OpenAPIV3Schema, err = decodeSchema(pa); err != nil {
-			return res, fmt.Errorf("the old CRD's version %s: %w", ov.Name, err)
-		}
-		if nv.Schema.OpenAPIV3Schema, err = decodeSchema(pb); err != nil {
-			return res, fmt.Errorf("the new CRD's version %s: %w", nv.Name, err)
+		errA, errB := validateSchemas(w, oldTrees.get(ov.Name), newTrees.get(ov.Name))
+		switch {
+		case w.err != nil:
+			return stopped(ov.Name, NotChecked)
+		case errA != nil:
+			return res, fmt.Errorf("the old CRD's version %s: %w", ov.Name, errA)
+		case errB != nil:
+			return res, fmt.Errorf("the new CRD's version %s: %w", ov.Name, errB)
 		}
 		changed = append(changed, ov.Name)
 	}
 	res.crd = c.crd.Validate(oldP, newP)
-	// Same versions (crdify's validators/version/same).
+	// Same versions (crdify's validators/version/same), and the fields
+	// each removes (existingFieldRemoval, which the CRD-wide validations
+	// did not see).
+	var removed []string
 	for _, name := range changed {
-		res.same = append(res.same, versionResult{version: name,
-			properties: validations.CompareVersions(*version(oldP, name), *version(newP, name), config.EnforcementPolicyError, c.properties...)})
+		f, err := c.compareTrees(w, oldTrees.get(name), newTrees.get(name), false, nil)
+		if err != nil && err != errLimit {
+			if w.err != nil {
+				return res, w.err
+			}
+			return res, fmt.Errorf("the CRDs' version %s: %w", name, err)
+		}
+		res.same = append(res.same, versionResult{version: name, properties: f.props})
+		for _, p := range f.removed {
+			removed = append(removed, fmt.Sprintf("%v : %s.%s", existingfieldremoval.ErrRemovedExistingField, name, p))
+		}
+		if err != nil {
+			break
+		}
+	}
+	if len(removed) > 0 {
+		res.crd = append(res.crd, validations.ComparisonResult{Name: "existingFieldRemoval", Errors: removed})
+	}
+	if w.err != nil {
+		return stopped(res.same[len(res.same)-1].version, NotChecked) // where it stopped
 	}
 	// Served versions (crdify's validators/version/served, with
 	// ConversionPolicyIgnore): skipped when the new CRD converts through a
@@ -366,79 +517,347 @@ func (c *Checker) run(old, nw *apiextensionsv1.CustomResourceDefinition, oldSche
 	}
 	unchanged := func(name string) bool {
 		_, ok := oldSchemas[name]
-		return ok == (newSchemas[name] != nil) && bytes.Equal(oldSchemas[name], newSchemas[name])
+		return ok == (newSchemas[name] != nil) && oldTrees.digest(name) == newTrees.digest(name)
 	}
-	oldPairs := servedPairs(old)
-	newPairs := servedPairs(nw)
-	for _, name := range slices.Sorted(maps.Keys(newPairs)) {
-		p := newPairs[name]
-		op, had := oldPairs[name]
-		if had && unchanged(p.a.Name) && unchanged(p.b.Name) {
-			continue // the same issues as before, all subtracted
+	served := servedVersions(nw)
+	oldServed := map[string]bool{}
+	for _, v := range servedVersions(old) {
+		oldServed[v] = true
+	}
+	// Each pair of the new CRD's served versions, a before b, and whether
+	// the old CRD had it; skip says the pair has the same issues as before
+	// (all left out).
+	pairs := func(fn func(a, b string, had bool) bool) {
+		for i, a := range served {
+			for _, b := range served[i+1:] {
+				had := oldServed[a] && oldServed[b]
+				if had && unchanged(a) && unchanged(b) {
+					continue
+				}
+				if !fn(a, b, had) {
+					return
+				}
+			}
 		}
-		found, later, err := c.comparePair(p, newSchemas)
+	}
+	// What comparing them costs at most: each property of the first
+	// version of each pair looked up in the second, and of the old CRD's
+	// same pair; and a little for each pair.
+	const pairCost = 16
+	left, over := c.limits.ServedProperties, false
+	pairs(func(a, b string, had bool) bool {
+		left -= pairCost
+		if newTrees.digest(a) != newTrees.digest(b) {
+			left -= len(newTrees.get(a).keys)
+		}
+		if had && oldTrees.digest(a) != oldTrees.digest(b) {
+			left -= len(oldTrees.get(a).keys)
+		}
+		over = left < 0
+		return !over
+	})
+	if over {
+		res.limit = &Change{Check: "limit", V1: NotChecked,
+			Message: fmt.Sprintf("%d served versions: comparing each pair of them (%d pairs) is past the limit of %d schema properties looked up: they are not checked against each other", len(served), len(served)*(len(served)-1)/2, c.limits.ServedProperties)}
+		return res, nil
+	}
+	var at string // the pair compared
+	pairs(func(a, b string, had bool) bool {
+		at = a + " -> " + b
+		var found []validations.PropertyComparisonResult
+		var later map[string]bool
+		found, later, err = c.comparePair(w, a, b, &newTrees, nil)
 		if err != nil {
-			return res, fmt.Errorf("the new CRD's versions %s: %w", name, err)
+			err = fmt.Errorf("the new CRD's versions %s: %w", at, err)
+			return false
 		}
 		if had && len(found) > 0 {
-			known, _, err := c.comparePair(op, oldSchemas)
-			if err != nil {
-				return res, fmt.Errorf("the old CRD's versions %s: %w", name, err)
+			// What the old CRD had, of the properties found.
+			only := make(map[pathKey]bool, len(found))
+			for _, p := range found {
+				only[keyOf(p.Property)] = true
+			}
+			var known []validations.PropertyComparisonResult
+			if known, _, err = c.comparePair(w, a, b, &oldTrees, only); err != nil {
+				err = fmt.Errorf("the old CRD's versions %s: %w", at, err)
+				return false
 			}
 			found = subtract(found, known)
 		}
-		res.served = append(res.served, versionResult{name, found, later})
+		if len(found) > 0 {
+			res.served = append(res.served, versionResult{at, found, later})
+		}
+		return true
+	})
+	switch {
+	case w.err != nil:
+		return stopped(at, "")
+	case err != nil:
+		return res, err
 	}
 	return res, nil
 }
 
+// servedVersions are the names of a CRD's served versions, each once, in
+// Kubernetes' version order, as crdify orders them.
+func servedVersions(crd *apiextensionsv1.CustomResourceDefinition) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, v := range crd.Spec.Versions {
+		if v.Served && !seen[v.Name] {
+			seen[v.Name] = true
+			out = append(out, v.Name)
+		}
+	}
+	slices.SortFunc(out, versionhelper.CompareKubeAwareVersionStrings)
+	return out
+}
+
+// mib writes n bytes in MiB.
+func mib(n int64) string {
+	if n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// treeCache reads each version's schema once.
+type treeCache struct {
+	schemas map[string][]byte
+	trees   map[string]*schemaTree
+	digests map[string]digest
+}
+
+// digest identifies a version's schema (the same for two versions
+// without schema); the served pairs compare each version's with many.
+func (tc *treeCache) digest(version string) digest {
+	if d, ok := tc.digests[version]; ok {
+		return d
+	}
+	if tc.digests == nil {
+		tc.digests = map[string]digest{}
+	}
+	d := digest(sha256.Sum256(tc.schemas[version]))
+	tc.digests[version] = d
+	return d
+}
+
+func (tc *treeCache) get(version string) *schemaTree {
+	if t, ok := tc.trees[version]; ok {
+		return t
+	}
+	if tc.trees == nil {
+		tc.trees = map[string]*schemaTree{}
+	}
+	t := parseSchema(tc.schemas[version])
+	tc.trees[version] = t
+	return t
+}
+
 // comparePair compares the two versions of a served pair, and returns
-// the properties of the second.
-func (c *Checker) comparePair(p versionPair, schemas map[string][]byte) ([]validations.PropertyComparisonResult, map[string]bool, error) {
-	sa, sb := schemas[p.a.Name], schemas[p.b.Name]
-	if bytes.Equal(sa, sb) {
+// the properties of the second that changes looks up. With only, it
+// compares only the properties of those paths, and each whether or not
+// the second version has its parent: the issues to leave out of those
+// found.
+func (c *Checker) comparePair(w *budget, a, b string, trees *treeCache, only map[pathKey]bool) ([]validations.PropertyComparisonResult, map[string]bool, error) {
+	if trees.digest(a) == trees.digest(b) {
 		return nil, nil, nil
 	}
-	pa, pb := pruneSchemas(sa, sb)
-	da, err := decodeSchema(pa)
-	if err != nil {
-		return nil, nil, err
+	ta, tb := trees.get(a), trees.get(b)
+	errA, errB := validateSchemas(w, ta, tb)
+	switch {
+	case w.err != nil:
+		return nil, nil, w.err
+	case errA != nil:
+		return nil, nil, errA
+	case errB != nil:
+		return nil, nil, errB
 	}
-	db, err := decodeSchema(pb)
-	if err != nil {
-		return nil, nil, err
-	}
-	a, b := p.a, p.b
-	a.Schema = &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: da}
-	b.Schema = &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: db}
-	return validations.CompareVersions(a, b, config.EnforcementPolicyError, c.properties...), fields(&b), nil
+	f, err := c.compareTrees(w, ta, tb, true, only)
+	return f.props, f.later, err
 }
 
-type versionPair struct {
-	name string
-	a, b apiextensionsv1.CustomResourceDefinitionVersion
+// findings are what crdify's CompareVersions(a, b) reports, its
+// properties with an error, and for the same version of two CRDs, the
+// fields a has that b has not.
+type findings struct {
+	props []validations.PropertyComparisonResult
+	// later has, for a served pair, the properties of props, and their
+	// parents, that b has.
+	later map[string]bool
+	// removed are the paths a has and b has not, but those inside one of
+	// them (compactRemovedFields would leave them out).
+	removed []string
 }
 
-// servedPairs are the pairs of served versions of a CRD, in Kubernetes'
-// version order, by name ("v1 -> v2"), as crdify makes them.
-func servedPairs(crd *apiextensionsv1.CustomResourceDefinition) map[string]versionPair {
-	var served []apiextensionsv1.CustomResourceDefinitionVersion
-	for _, v := range crd.Spec.Versions {
-		if v.Served {
-			served = append(served, v)
+// compareTrees compares a's properties with b's as crdify's
+// CompareVersions does: each path of a (the last node with it) without
+// its properties and items, with b's node of the same path, or with an
+// empty schema when b has none. Only the nodes whose digests differ are
+// decoded and compared. served says a and b are a pair of served versions
+// of one CRD: then a property b does not have is compared only when b has
+// its parent (changes leaves out the others), or with only, when its path
+// is among only (whose issues are left out of another pair's); else a and
+// b are the same version of the old and the new CRD, and a property b
+// does not have is a removed field, whose comparison changes leaves out.
+func (c *Checker) compareTrees(w *budget, a, b *schemaTree, served bool, only map[pathKey]bool) (f findings, err error) {
+	if served {
+		f.later = map[string]bool{}
+	}
+	anyRemoved := false
+	var pending []finding
+	for i := range a.nodes {
+		if w.err == errLimit && !served {
+			// The findings so far are kept; those inside a removed
+			// field, which says it all, are left out, wherever it is.
+			anyRemoved = true
+			break
+		}
+		if w.err != nil {
+			return f, w.err
+		}
+		w.step()
+		key := a.nkeys[i]
+		if !a.unique && a.keys[key] != int32(i) || only != nil && !only[key] {
+			continue // a later node has its path: crdify's map holds that one
+		}
+		// Two versions of a schema mostly list the same paths in the
+		// same order.
+		j, inB := int32(i), b.unique && i < len(b.nkeys) && b.nkeys[i] == key
+		if !inB {
+			j, inB = b.keys[key]
+		}
+		n := &a.nodes[i]
+		var sb *apiextensionsv1.JSONSchemaProps
+		switch {
+		case inB && a.own[i] == b.own[j]:
+			continue // the same, but maybe for the description, not enforced
+		case inB:
+			var err error
+			if sb, err = w.decode(b, j); err != nil {
+				return f, err
+			}
+		case !served:
+			anyRemoved = true
+			continue
+		default:
+			if sp, ok := a.strParent(int32(i)); ok && only == nil {
+				if _, inB := b.keys[sp]; !inB {
+					continue
+				}
+			}
+			sb = &apiextensionsv1.JSONSchemaProps{}
+		}
+		sa, err := w.decode(a, int32(i))
+		if err != nil {
+			return f, err
+		}
+		if inB && equality.Semantic.DeepEqual(sa, sb) {
+			continue
+		}
+		// A comparison costs about as much as decoding 512 bytes (the
+		// copies, the comparators), and more the larger the properties;
+		// go-cmp's diff, in crdify's unhandled check, about four times
+		// more with each list nested in another (compareProperties).
+		cost, nb := compareCost+int64(n.ownLen), int32(0)
+		if inB {
+			cost += int64(b.nodes[j].ownLen)
+			nb = b.nodes[j].ownNest
+		}
+		if nest := max(n.ownNest, nb); nest <= maxListNest {
+			cost <<= 2 * nest
+		}
+		w.spend(cost)
+		if w.err != nil {
+			continue // stops at the top of the loop
+		}
+		rs := c.compareProperties(sa, sb, max(n.ownNest, nb))
+		if !slices.ContainsFunc(rs, func(r validations.ComparisonResult) bool { return len(r.Errors) > 0 }) {
+			continue
+		}
+		if !served {
+			// Maybe inside a removed field, which says it all: known
+			// once every node has been looked at.
+			pending = append(pending, finding{int32(i), rs})
+			continue
+		}
+		path := a.path(int32(i))
+		w.spend(int64(len(path)))
+		f.props = append(f.props, validations.PropertyComparisonResult{Property: path, ComparisonResults: rs})
+		f.later[path] = inB
+		if sp, ok := a.strParent(int32(i)); ok {
+			if _, inB := b.keys[sp]; inB {
+				f.later[parent(path)] = true
+			}
 		}
 	}
-	slices.SortFunc(served, func(a, b apiextensionsv1.CustomResourceDefinitionVersion) int {
-		return versionhelper.CompareKubeAwareVersionStrings(a.Name, b.Name)
-	})
-	out := map[string]versionPair{}
-	for i := range served {
-		for j := i + 1; j < len(served); j++ {
-			name := served[i].Name + " -> " + served[j].Name
-			out[name] = versionPair{name, served[i], served[j]}
+	var above []bool
+	if anyRemoved {
+		var outermost []int32
+		above, outermost = removedFields(a, b)
+		for _, i := range outermost {
+			path := a.path(i)
+			w.spend(int64(len(path)))
+			f.removed = append(f.removed, path)
 		}
 	}
-	return out
+	for _, p := range pending {
+		if above == nil || !above[p.node] {
+			path := a.path(p.node)
+			w.spend(int64(len(path)))
+			f.props = append(f.props, validations.PropertyComparisonResult{Property: path, ComparisonResults: p.results})
+		}
+	}
+	return f, w.err
+}
+
+// finding is what crdify found on a node.
+type finding struct {
+	node    int32
+	results []validations.ComparisonResult
+}
+
+// decode decodes node i of t for comparison.
+func (w *budget) decode(t *schemaTree, i int32) (*apiextensionsv1.JSONSchemaProps, error) {
+	s, n, err := t.decode(i)
+	w.spend(int64(n))
+	if err != nil {
+		return nil, pathError{t.path(i), err}
+	}
+	return s, nil
+}
+
+// removedFields finds the nodes of a whose paths b does not have, and
+// that are not inside another such path (outermost): crdify's
+// existingFieldRemoval, less what compactRemovedFields leaves out; and
+// each node inside one (above), whose findings underRemoved leaves out.
+// "Inside" is on the path strings, as underRemoved says it: a path is
+// inside each of its cuts at a '.' or a '['.
+func removedFields(a, b *schemaTree) (above []bool, outermost []int32) {
+	isRemoved := func(k pathKey) bool {
+		_, inA := a.keys[k]
+		_, inB := b.keys[k]
+		return inA && !inB
+	}
+	above = make([]bool, len(a.nodes))
+	for i := range a.nodes { // a parent comes before its children
+		n := &a.nodes[i]
+		if n.parent >= 0 {
+			up := above[n.parent] || isRemoved(a.nkeys[n.parent])
+			k := a.nkeys[n.parent]
+			for x := 0; x < len(n.seg) && !up; x++ {
+				if x > 0 && (n.seg[x] == '.' || n.seg[x] == '[') && isRemoved(k) {
+					up = true
+				}
+				k = k.extend(n.seg[x : x+1])
+			}
+			above[i] = up
+		}
+		if key := a.nkeys[i]; a.keys[key] == int32(i) && isRemoved(key) && !above[i] {
+			outermost = append(outermost, int32(i))
+		}
+	}
+	return above, outermost
 }
 
 // subtract removes from found the errors that known has for the same
@@ -464,20 +883,6 @@ func subtract(found, known []validations.PropertyComparisonResult) []validations
 		}
 		out = append(out, q)
 	}
-	return out
-}
-
-// fields are the properties of a version's schema, as crdify names them.
-func fields(v *apiextensionsv1.CustomResourceDefinitionVersion) map[string]bool {
-	out := map[string]bool{}
-	if v == nil || v.Schema == nil {
-		return out
-	}
-	validations.SchemaHas(v.Schema.OpenAPIV3Schema, field.NewPath("^"), field.NewPath("^"), nil,
-		func(_ *apiextensionsv1.JSONSchemaProps, _, loc *field.Path, _ []*apiextensionsv1.JSONSchemaProps) bool {
-			out[loc.String()] = true
-			return false
-		})
 	return out
 }
 
@@ -586,6 +991,27 @@ func unhandledSummary(msg string) string {
 		return msg
 	}
 	head = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(head), ":"))
+	parts := unhandledParts(diff)
+	if len(parts) == 0 {
+		return head
+	}
+	texts := make([]string, len(parts))
+	for i, p := range parts {
+		texts[i] = p.text
+	}
+	return fmt.Sprintf("%s (%s)", head, strings.Join(texts, "; "))
+}
+
+// unhandledPart is one field of JSONSchemaProps that go-cmp's diff shows
+// changed, and what unhandledSummary says of it.
+type unhandledPart struct {
+	field, text string
+}
+
+// unhandledParts reads go-cmp's diff of two JSONSchemaProps: the fields
+// that changed, in the diff's order, each with its old and new values
+// when each fits on one line.
+func unhandledParts(diff string) []unhandledPart {
 	type change struct {
 		old, new  string
 		multiline bool
@@ -639,19 +1065,16 @@ func unhandledSummary(msg string) string {
 			get(current).multiline = true
 		}
 	}
-	if len(order) == 0 {
-		return head
-	}
-	parts := make([]string, 0, len(order))
+	parts := make([]unhandledPart, 0, len(order))
 	for _, f := range order {
 		c := changes[f]
 		if c.multiline || c.old == "" && c.new == "" {
-			parts = append(parts, f+" changed")
+			parts = append(parts, unhandledPart{f, f + " changed"})
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s %s -> %s", f, orNone(c.old), orNone(c.new)))
+		parts = append(parts, unhandledPart{f, fmt.Sprintf("%s %s -> %s", f, orNone(c.old), orNone(c.new))})
 	}
-	return fmt.Sprintf("%s (%s)", head, strings.Join(parts, "; "))
+	return parts
 }
 
 // trimSpace1 removes one leading space, normal or non-breaking.

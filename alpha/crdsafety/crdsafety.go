@@ -49,6 +49,9 @@ const (
 	// resource does not validate against the new schema, which only the
 	// cluster knows.
 	IfResourcesBreak Verdict = "refuses-if-resources-break"
+	// NotChecked: the comparison was not made, past a limit (Limits):
+	// whether the OLM refuses the update is not known.
+	NotChecked Verdict = "not-checked"
 )
 
 // Change is one incompatible change of a CRD from the old bundle to the
@@ -66,7 +69,8 @@ type Change struct {
 	// Check is the name of the check that found it: crdify's validation
 	// names (scope, storedVersionRemoval, existingFieldRemoval, enum,
 	// required, maximum, minLength, type, default, pattern, nullable,
-	// unhandled, ...), or kind, servedVersionRemoval and invalid.
+	// unhandled, ...), or kind, servedVersionRemoval and invalid; limit
+	// for a comparison not made, past a limit (its verdicts NotChecked).
 	Check string `json:"check"`
 	// Message says what changed.
 	Message string `json:"message"`
@@ -79,6 +83,10 @@ type Change struct {
 
 // Refused reports whether an OLM surely refuses the change.
 func (c Change) Refused() bool { return c.V0 == Refuses || c.V1 == Refuses }
+
+// NotChecked reports whether the change says that a comparison was not
+// made, past a limit: whether an OLM refuses the update is not known.
+func (c Change) NotChecked() bool { return c.V0 == NotChecked || c.V1 == NotChecked }
 
 // String says the change in one line, with who refuses it.
 func (c Change) String() string {
@@ -101,6 +109,18 @@ func (c Change) Who() string {
 		return "OLM v0 and v1 refuse it"
 	case c.V1 == Refuses && c.V0 == IfResourcesBreak:
 		return "OLM v1 refuses it; OLM v0 refuses it if an existing resource breaks it"
+	case c.V0 == NotChecked && c.V1 == NotChecked:
+		return "not checked: whether OLM v0 and v1 refuse it is not known"
+	case c.V0 == NotChecked || c.V1 == NotChecked:
+		// One OLM's verdict is not known; the other's is said.
+		known, unknown := Change{V0: c.V0}, "v1"
+		if c.V0 == NotChecked {
+			known, unknown = Change{V1: c.V1}, "v0"
+		}
+		if known.V0 == "" && known.V1 == "" {
+			return "not checked: whether OLM " + unknown + " refuses it is not known"
+		}
+		return known.Who() + "; whether OLM " + unknown + " refuses it is not known (not checked)"
 	case c.V1 == Refuses:
 		return "OLM v1 refuses it"
 	case c.V0 == Refuses:
@@ -122,7 +142,8 @@ type Result struct {
 }
 
 // Refusals returns the verdicts of OLM v0 and v1 on the whole update: the
-// strongest verdict of its changes.
+// strongest verdict of its changes (a refusal; else a change not checked;
+// else a refusal if resources break).
 func (r Result) Refusals() (v0, v1 Verdict) {
 	for _, c := range r.Changes {
 		v0 = stronger(v0, c.V0)
@@ -141,6 +162,8 @@ func stronger(a, b Verdict) Verdict {
 	rank := func(v Verdict) int {
 		switch v {
 		case Refuses:
+			return 3
+		case NotChecked:
 			return 2
 		case IfResourcesBreak:
 			return 1
@@ -159,15 +182,32 @@ func (r Result) Summary() string {
 	if r.Unknown != "" {
 		return "CRDs not compared: " + r.Unknown
 	}
-	switch n := len(r.Changes); n {
-	case 0:
-		return ""
-	case 1:
-		return "1 incompatible CRD change: " + r.Changes[0].Who()
-	default:
-		v0, v1 := r.Refusals()
-		return fmt.Sprintf("%d incompatible CRD changes: %s", n, Change{V0: v0, V1: v1}.Who())
+	var found, limits []Change
+	for _, c := range r.Changes {
+		if c.Check == "limit" {
+			limits = append(limits, c)
+		} else {
+			found = append(found, c)
+		}
 	}
+	var parts []string
+	switch n := len(found); n {
+	case 0:
+	case 1:
+		parts = append(parts, "1 incompatible CRD change: "+found[0].Who())
+	default:
+		v0, v1 := Result{Changes: found}.Refusals()
+		parts = append(parts, fmt.Sprintf("%d incompatible CRD changes: %s", n, Change{V0: v0, V1: v1}.Who()))
+	}
+	if len(limits) > 0 {
+		v0, v1 := Result{Changes: limits}.Refusals()
+		what := "1 CRD not fully checked"
+		if len(limits) > 1 {
+			what = fmt.Sprintf("%d CRDs not fully checked", len(limits))
+		}
+		parts = append(parts, what+", past a limit ("+Change{V0: v0, V1: v1}.Who()+")")
+	}
+	return strings.Join(parts, "; ")
 }
 
 func sortChanges(cs []Change) {

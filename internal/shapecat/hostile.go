@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"strings"
 )
 
 // Hostile are catalogs that are valid (upstream `opm validate` accepts
@@ -23,7 +22,8 @@ var Hostile = []Shape{
 	{Name: "cel-nested", N: 100, Doc: "a bundle whose cel constraint nests properties.all three deep, over 20 bundles of N properties each", write: celNested},
 	{Name: "dep-chain", N: 10000, Doc: "package shape depending on package dep-1, which depends on dep-2, ... N packages deep", write: depChain},
 	{Name: "crd-deep", N: 1000, Doc: "two bundles whose CRD's schema nests objects N deep, the second adding an optional field at the bottom", write: crdDeep},
-	{Name: "crd-versions", N: 200, Doc: "two bundles whose CRD serves N versions, each with a small schema, the second adding an optional field to each", write: crdVersions},
+	{Name: "crd-versions", N: 200, Doc: "two bundles whose CRD serves N versions, each with a schema of about 300 properties whose descriptions name the version; the second bundle adds an optional field to each", write: crdVersions},
+	{Name: "crd-steps", N: 500, Doc: "21 bundles in a replaces chain whose CRD's schema nests objects N deep, each step adding an optional field at the bottom, the last one also a maxLength on the leaf (for `diff --check` against an empty catalog: 20 new updates, one refused)", write: crdSteps},
 }
 
 // LookupAny returns the shape or hostile shape called name.
@@ -158,15 +158,14 @@ func depChain(w *writer, n int) {
 	}
 }
 
-// crdBundles writes Package with two bundles in a replaces chain, the
-// first carrying crd(false), the second crd(true), each with a CSV that
-// owns it.
-func crdBundles(w *writer, crd func(second bool) obj) {
+// crdChain writes Package with n bundles in a replaces chain, bundle i
+// carrying crd(i), with a CSV that owns it.
+func crdChain(w *writer, n int, crd func(i int) obj) {
 	w.blob(pkgBlob("stable"))
-	w.blob(channelBlob("stable", chainEntries(2)))
-	for i := range 2 {
+	w.blob(channelBlob("stable", chainEntries(n)))
+	for i := range n {
 		b := bundleBlob(i)
-		c, _ := json.Marshal(crd(i == 1))
+		c, _ := json.Marshal(crd(i))
 		props := b["properties"].([]obj)
 		b["properties"] = append(props, obj{"type": "olm.bundle.object", "value": obj{"data": base64.StdEncoding.EncodeToString(c)}})
 		w.blob(b)
@@ -191,39 +190,98 @@ func crdVersion(name string, storage bool, schema obj) obj {
 	return obj{"name": name, "served": true, "storage": storage, "schema": obj{"openAPIV3Schema": schema}}
 }
 
+// deepCRD is a CRD whose v1 schema nests objects n deep; at the bottom,
+// a string leaf and the optional strings added0..added<extra-1>, the
+// leaf with a maxLength when tight.
+func deepCRD(n, extra int, tight bool) obj {
+	leaf := obj{"type": "string"}
+	if tight {
+		leaf["maxLength"] = 63
+	}
+	props := obj{"leaf": leaf}
+	for i := range extra {
+		props[fmt.Sprintf("added%d", i)] = obj{"type": "string"}
+	}
+	s := obj{"type": "object", "properties": props}
+	for range n {
+		s = obj{"type": "object", "properties": obj{"nested": s}}
+	}
+	return crdObject([]obj{crdVersion("v1", true, obj{"type": "object", "properties": obj{"spec": s}})})
+}
+
 // crdDeep: the v1 schema is n objects deep; the second bundle adds an
 // optional string at the bottom.
 func crdDeep(w *writer, n int) {
-	crdBundles(w, func(second bool) obj {
-		bottom := obj{"type": "object", "properties": obj{"leaf": obj{"type": "string"}}}
-		if second {
-			bottom["properties"].(obj)["added"] = obj{"type": "string"}
-		}
-		s := bottom
-		for range n {
-			s = obj{"type": "object", "properties": obj{"nested": s}}
-		}
-		return crdObject([]obj{crdVersion("v1", true, obj{"type": "object", "properties": obj{"spec": s}})})
-	})
+	crdChain(w, 2, func(i int) obj { return deepCRD(n, i, false) })
 }
 
-// crdVersions: n served versions v1..vn, v1 stored; the second bundle adds
-// an optional field to each.
+// crdSteps: 21 bundles, each adding an optional string at the bottom of a
+// schema n objects deep; the last also gives the leaf a maxLength, which
+// OLM v1 refuses (and OLM v0 if an existing resource breaks it).
+func crdSteps(w *writer, n int) {
+	const steps = 20
+	crdChain(w, steps+1, func(i int) obj { return deepCRD(n, i, i == steps) })
+}
+
+// crdVersions: n served versions v1..vn, v1 stored, each with a schema as
+// large as real operators' (about 300 properties: a spec and a status of
+// objects, lists, maps, enums and bounds) whose descriptions name the
+// version; the second bundle adds an optional field to each version.
+// Versions that differ this way are compatible: no pair of them has an
+// issue, but every pair differs, everywhere.
 func crdVersions(w *writer, n int) {
-	crdBundles(w, func(second bool) obj {
+	crdChain(w, 2, func(b int) obj {
 		vs := make([]obj, n)
 		for i := range n {
-			props := obj{}
-			for f := range 10 {
-				props[fmt.Sprintf("field%d", f)] = obj{"type": "string", "description": strings.Repeat("x", 20)}
-			}
-			if second {
-				props["added"] = obj{"type": "integer"}
-			}
-			vs[i] = crdVersion(fmt.Sprintf("v%d", i+1), i == 0, obj{"type": "object", "properties": obj{"spec": obj{"type": "object", "properties": props}}})
+			vs[i] = crdVersion(fmt.Sprintf("v%d", i+1), i == 0, versionSchema(i+1, b == 1))
 		}
 		return crdObject(vs)
 	})
+}
+
+// versionSchema is the schema of version v of crdVersions.
+func versionSchema(v int, added bool) obj {
+	doc := func(what string) string {
+		return fmt.Sprintf("%s of the thing, as API version v%d has it.", what, v)
+	}
+	field := func(f int) obj {
+		switch f % 5 {
+		case 0:
+			return obj{"type": "string", "description": doc("A name"), "maxLength": 253, "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}
+		case 1:
+			return obj{"type": "integer", "format": "int32", "description": doc("A count"), "minimum": 0, "maximum": 65535}
+		case 2:
+			return obj{"type": "string", "description": doc("A mode"), "enum": []string{"Auto", "Manual", "Disabled"}}
+		case 3:
+			return obj{"type": "array", "description": doc("A list"), "items": obj{"type": "object", "required": []string{"name"}, "properties": obj{
+				"name":  obj{"type": "string", "description": doc("The entry's name")},
+				"value": obj{"type": "string", "description": doc("The entry's value")},
+			}}}
+		}
+		return obj{"type": "object", "description": doc("Labels"), "additionalProperties": obj{"type": "string"}}
+	}
+	group := func(g, fields int) obj {
+		props := obj{}
+		for f := range fields {
+			props[fmt.Sprintf("field%d", f)] = field(g + f)
+		}
+		return obj{"type": "object", "description": doc(fmt.Sprintf("Group %d", g)), "properties": props}
+	}
+	spec := obj{}
+	for g := range 12 {
+		spec[fmt.Sprintf("group%d", g)] = group(g, 10)
+	}
+	if added {
+		spec["added"] = obj{"type": "string", "description": doc("An optional field")}
+	}
+	status := obj{}
+	for g := range 3 {
+		status[fmt.Sprintf("group%d", g)] = group(g, 8)
+	}
+	return obj{"type": "object", "description": doc("A thing"), "properties": obj{
+		"spec":   obj{"type": "object", "description": doc("The spec"), "properties": spec},
+		"status": obj{"type": "object", "description": doc("The status"), "properties": status},
+	}}
 }
 
 // HostileNames lists the hostile shapes' names.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"mime"
 	"net/http"
@@ -542,8 +543,20 @@ func (s *Server) updates(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	a, err := updates.Query{Model: v.model, Package: pkg, Channel: channel, From: from, CRDs: s.crds(v)}.Run()
+	// The question's budget: past it the comparisons stop, and the answer
+	// is 503.
+	ctx, cancel := context.WithTimeoutCause(r.Context(), s.opts.Budget, errBudget)
+	defer cancel()
+	a, err := updates.Query{Model: v.model, Package: pkg, Channel: channel, From: from, CRDs: s.crds(ctx, v)}.Run()
 	done()
+	switch {
+	case r.Context().Err() != nil:
+		return // the client has gone
+	case errors.Is(context.Cause(ctx), errBudget):
+		w.Header().Set("Retry-After", retryAfter)
+		jsonError(w, r, http.StatusServiceUnavailable, "undecided within %v: the CRD comparisons of package %q take longer", s.opts.Budget, pkg)
+		return
+	}
 	if err != nil {
 		jsonError(w, r, http.StatusBadRequest, "%v", err)
 		return

@@ -22,12 +22,14 @@ import (
 // viewCRDs is a view's CRDs, read once.
 type viewCRDs struct {
 	once    sync.Once
-	compare func(pkg, from, to string) crdsafety.Result
+	compare func(ctx context.Context, pkg, from, to string) crdsafety.Result
 }
 
-// crds returns the comparison of the CRDs of two bundles of v's package.
-// A package whose objects cannot be read answers every step with why.
-func (s *Server) crds(v *view) func(pkg, from, to string) crdsafety.Result {
+// crds returns the comparison of the CRDs of two bundles of v's package,
+// for a request whose context is ctx: once it is done (the client went
+// away), the comparisons stop. A package whose objects cannot be read
+// answers every step with why.
+func (s *Server) crds(ctx context.Context, v *view) func(pkg, from, to string) crdsafety.Result {
 	v.crds.once.Do(func() {
 		// Not the request's context: other requests wait for the same
 		// read, bounded by the package's size.
@@ -40,22 +42,25 @@ func (s *Server) crds(v *view) func(pkg, from, to string) crdsafety.Result {
 		if err != nil {
 			s.log.Error("cannot read a package's CRDs", "package", v.name, "error", err)
 			unknown := crdsafety.Result{Unknown: "the catalog's objects of the package cannot be read"}
-			v.crds.compare = func(string, string, string) crdsafety.Result { return unknown }
+			v.crds.compare = func(context.Context, string, string, string) crdsafety.Result { return unknown }
 			return
 		}
 		s.views.add(v, size, time.Since(start))
 		// Each comparison is charged to the view, which keeps it (the
 		// Checker remembers every pair of CRDs it compared).
-		v.crds.compare = func(pkg, from, to string) crdsafety.Result {
+		v.crds.compare = func(ctx context.Context, pkg, from, to string) crdsafety.Result {
 			start := time.Now()
-			r := ix.Compare(c, pkg, from, to)
+			r, err := ix.Compare(ctx, c, pkg, from, to)
+			if err != nil {
+				return crdsafety.Result{Unknown: "the comparison was stopped: " + err.Error()}
+			}
 			if d := time.Since(start); d > time.Millisecond {
 				s.views.add(v, resultSize(r), d)
 			}
 			return r
 		}
 	})
-	return v.crds.compare
+	return func(pkg, from, to string) crdsafety.Result { return v.crds.compare(ctx, pkg, from, to) }
 }
 
 // resultSize is about what a comparison's result holds.

@@ -1,6 +1,7 @@
 package httpserver_test
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -35,7 +36,7 @@ func cliUpdater(t *testing.T, dir, pkg string) func(channel, from string) any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	crds, err := action.CompareCRDs(ix)
+	crds, err := action.CompareCRDs(context.Background(), ix)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package httpserver
 
 import (
+	"errors"
 	"net/http"
 	"runtime"
 	"time"
@@ -42,3 +43,6 @@ func (s *Server) startWork(w http.ResponseWriter, r *http.Request) (done func(),
 		return nil, false
 	}
 }
+
+// errBudget ends a question's context when its budget is spent.
+var errBudget = errors.New("the question's budget is spent")

@@ -128,11 +128,14 @@ written (a full disk).`,
 			if err != nil {
 				return err
 			}
-			if q.CRDs, err = action.CompareCRDs(ix); err != nil {
+			if q.CRDs, err = action.CompareCRDs(cmd.Context(), ix); err != nil {
 				return err
 			}
 			if all {
 				as, err := q.RunAll()
+				if err == nil {
+					err = cmd.Context().Err() // the comparisons of CRDs were stopped
+				}
 				if err != nil {
 					return err
 				}
@@ -142,6 +145,9 @@ written (a full disk).`,
 				return action.WriteUpdatesTable(s.Out, as)
 			}
 			a, err := q.Run()
+			if err == nil {
+				err = cmd.Context().Err() // the comparisons of CRDs were stopped
+			}
 			if err != nil {
 				return err
 			}

@@ -1008,6 +1008,12 @@
     const v0 = c.olmV0 || "", v1 = c.olmV1 || "";
     if (v0 === "refuses" && v1 === "refuses") return "OLM v0 and v1 refuse it";
     if (v1 === "refuses" && v0 === "refuses-if-resources-break") return "OLM v1 refuses it; OLM v0 refuses it if an existing resource breaks it";
+    if (v0 === "not-checked" && v1 === "not-checked") return "not checked: whether OLM v0 and v1 refuse it is not known";
+    if (v0 === "not-checked" || v1 === "not-checked") {
+      const [known, unknown] = v0 === "not-checked" ? [{ olmV1: v1 }, "v0"] : [{ olmV0: v0 }, "v1"];
+      if (!known.olmV0 && !known.olmV1) return "not checked: whether OLM " + unknown + " refuses it is not known";
+      return who(known) + "; whether OLM " + unknown + " refuses it is not known (not checked)";
+    }
     if (v1 === "refuses") return "OLM v1 refuses it";
     if (v0 === "refuses") return "OLM v0 refuses it";
     if (v0 === "refuses-if-resources-break") return "OLM v0 refuses it if an existing resource breaks it";
