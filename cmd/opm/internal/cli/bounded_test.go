@@ -72,3 +72,16 @@ func TestDiffCheckUndecided(t *testing.T) {
 		t.Errorf("exit %d\n%s%s", code, out, errOut)
 	}
 }
+
+// TestQueryUpdatesUndecided: query updates past --timeout (its CRD
+// comparisons) exits 2 saying so.
+func TestQueryUpdatesUndecided(t *testing.T) {
+	dir := writeShape(t, "crd-deep", 50)
+	code, out, errOut := run(t, "alpha", "query", "updates", dir, "-p", "shape", "--from", "shape.v1.0.0", "--timeout", "1ns")
+	if code != 2 || !strings.Contains(errOut, "undecided within 1ns (--timeout)") {
+		t.Errorf("exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := run(t, "alpha", "query", "updates", dir, "-p", "shape", "--from", "shape.v1.0.0"); code != 0 {
+		t.Errorf("default budget: exit %d\n%s%s", code, out, errOut)
+	}
+}

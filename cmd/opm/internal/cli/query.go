@@ -1,11 +1,15 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fastopm/fastopm/alpha/action"
+	"github.com/fastopm/fastopm/alpha/install"
 )
 
 // newQueryCmd is `opm alpha query`: questions about a catalog that
@@ -83,7 +87,7 @@ reach the head included (use "opm alpha diff --check" to fail a CI job on
 those), 1 on bad input (a package or channel not found); with --olm v1, 1
 when the ClusterExtension does not resolve (operator-controller's error
 after the answer); with --olm both, 1 when neither OLM answers; 2 when the answer cannot be
-written (a full disk).`,
+written (a full disk) or was undecided within --timeout.`,
 		Example: `  opm alpha query updates ./catalog --package etcd --from etcdoperator.v0.9.0
   opm alpha query updates quay.io/example/catalog:latest --package etcd --channel alpha --from 0.9.2 -o json
   opm alpha query updates ./catalog --package etcd --all
@@ -124,15 +128,24 @@ written (a full disk).`,
 			}
 			defer cat.Close()
 			q.Model = cat.Model
-			ix, err := cat.CRDs(cmd.Context(), func(pkg, _ string) bool { return pkg == q.Package })
-			if err != nil {
+			// The question's budget bounds the comparisons of CRDs.
+			ctx, cancel := budget(cmd.Context(), olm.timeout)
+			defer cancel()
+			ix, err := cat.CRDs(ctx, func(pkg, _ string) bool { return pkg == q.Package })
+			if err == nil {
+				q.CRDs, err = action.CompareCRDs(ctx, ix)
+			}
+			if err := undecided(cmd.Context(), ctx, olm.timeout); err != nil {
 				return err
 			}
-			if q.CRDs, err = action.CompareCRDs(cmd.Context(), ix); err != nil {
+			if err != nil {
 				return err
 			}
 			if all {
 				as, err := q.RunAll()
+				if err := undecided(cmd.Context(), ctx, olm.timeout); err != nil {
+					return err
+				}
 				if err == nil {
 					err = cmd.Context().Err() // the comparisons of CRDs were stopped
 				}
@@ -145,6 +158,9 @@ written (a full disk).`,
 				return action.WriteUpdatesTable(s.Out, as)
 			}
 			a, err := q.Run()
+			if err := undecided(cmd.Context(), ctx, olm.timeout); err != nil {
+				return err
+			}
 			if err == nil {
 				err = cmd.Context().Err() // the comparisons of CRDs were stopped
 			}
@@ -166,6 +182,30 @@ written (a full disk).`,
 	f.StringArrayVar(&catalogs, "catalog", nil, "OLM v1: another catalog as NAME=REF[,priority=N] (repeatable)")
 	f.StringVar(&olm.installedVersion, "installed-version", "", "OLM v1: the installed bundle's version, when --from names a bundle the catalogs do not hold (for one they hold, only its catalog version is accepted)")
 	addOLMFlags(cmd, &olm)
+	cmd.Flags().DurationVar(&olm.timeout, "timeout", install.DefaultBudget,
+		"the time the question may take (its CRD comparisons); past it the answer is undecided (exit 2), never a hang (0: no limit)")
 	addImageCacheFlag(cmd, &cacheDir)
 	return cmd
+}
+
+// errBudget ends a question's context when its budget (--timeout) is
+// spent.
+var errBudget = errors.New("the question's budget is spent")
+
+// budget returns ctx bounded by d (none when d is 0).
+func budget(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeoutCause(ctx, d, errBudget)
+}
+
+// undecided is the error of a question stopped by its budget: exit 2,
+// saying so. It is nil when the question's context (qctx, made by budget
+// from ctx) did not end for its budget.
+func undecided(ctx, qctx context.Context, d time.Duration) error {
+	if ctx.Err() == nil && errors.Is(context.Cause(qctx), errBudget) {
+		return &ExitError{Code: 2, Err: fmt.Errorf("undecided within %v (--timeout): the question's CRD comparisons take longer", d)}
+	}
+	return nil
 }
