@@ -194,6 +194,7 @@ func (s Serve) Run(ctx context.Context) (err error) {
 			lis.Close()
 			return err
 		}
+		defer limitServeMemory(100 * time.Millisecond)()
 	}
 	srv.Health.SetServing(true)
 	served := make(chan error, 1)

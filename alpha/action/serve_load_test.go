@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -160,5 +161,24 @@ func TestLimitLoadMemory(t *testing.T) {
 	restore()
 	if got := debug.SetMemoryLimit(-1); got != before {
 		t.Errorf("limit after the load %d, want %d", got, before)
+	}
+}
+
+// TestServePolicy: the serving limit is the base, or half again the live
+// heap when a question holds more, and comes down after.
+func TestServePolicy(t *testing.T) {
+	var live uint64
+	var limits []int64
+	p := servePolicy{
+		liveHeap: func() (uint64, bool) { return live, true },
+		setLimit: func(l int64) int64 { limits = append(limits, l); return 0 },
+	}
+	for _, l := range []uint64{10 << 20, 100 << 20, 100 << 20, 20 << 20} {
+		live = l
+		p.adjust()
+	}
+	want := []int64{serveMemoryBase, 150 << 20, serveMemoryBase}
+	if !slices.Equal(limits, want) {
+		t.Errorf("limits %v, want %v", limits, want)
 	}
 }

@@ -46,22 +46,28 @@ func main() {
 		timeout  = flag.Duration("client-timeout", 10*time.Second, "each client request's timeout: a request past it is abandoned")
 		hard     = flag.String("hard", "", "a hard question's request path (see the doc)")
 		phase    = flag.Duration("phase", 10*time.Second, "length of each phase of the hard/easy comparison")
+		heap     = flag.String("heap", "", "save the server's heap profile at the end of the load test to this file")
 	)
 	flag.Parse()
 	if *catalog == "" {
 		flag.Usage()
 		os.Exit(2)
 	}
+	heapOut = *heap
 	if err := run(*opm, *catalog, *clients, *duration, *timeout, *hard, *phase); err != nil {
 		fmt.Fprintln(os.Stderr, "benchanswers:", err)
 		os.Exit(1)
 	}
 }
 
+// heapOut is -heap.
+var heapOut string
+
 type server struct {
-	cmd  *exec.Cmd
-	base string
-	pid  int
+	cmd   *exec.Cmd
+	base  string
+	pid   int
+	pprof string // the pprof endpoint's base URL, with -heap
 }
 
 func freePort() (string, error) {
@@ -82,12 +88,22 @@ func start(opm, catalog string) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(opm, "serve", catalog, "-p", grpcPort, "--http-addr", "127.0.0.1:"+httpPort)
+	args := []string{"serve", catalog, "-p", grpcPort, "--http-addr", "127.0.0.1:" + httpPort}
+	var pprofBase string
+	if heapOut != "" {
+		p, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "--pprof-addr", "127.0.0.1:"+p)
+		pprofBase = "http://127.0.0.1:" + p
+	}
+	cmd := exec.Command(opm, args...)
 	cmd.Stderr = io.Discard
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	s := &server{cmd: cmd, base: "http://127.0.0.1:" + httpPort, pid: cmd.Process.Pid}
+	s := &server{cmd: cmd, base: "http://127.0.0.1:" + httpPort, pid: cmd.Process.Pid, pprof: pprofBase}
 	for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if resp, err := http.Get(s.base + "/readyz"); err == nil {
 			resp.Body.Close()
@@ -299,6 +315,17 @@ func run(opm, catalog string, clients int, duration, timeout time.Duration, hard
 		})
 	}
 	cpu0 := s.cpu()
+	if heapOut != "" {
+		wg.Go(func() { // the heap near the end of the load
+			select {
+			case <-time.After(duration * 9 / 10):
+			case <-ctx.Done():
+			}
+			if err := saveHeap(s.pprof, heapOut); err != nil {
+				fmt.Fprintln(os.Stderr, "benchanswers: heap profile:", err)
+			}
+		})
+	}
 	wg.Wait()
 	cpuLoad := s.cpu() - cpu0
 	end, hwm := s.mem()
@@ -397,4 +424,21 @@ func stopTime(s *server, client *http.Client, hard string) error {
 	}
 	fmt.Printf("\nSIGTERM %s: exited in %v (%v)\n", what, time.Since(t).Round(time.Millisecond), err)
 	return nil
+}
+
+func saveHeap(base, out string) error {
+	resp, err := http.Get(base + "/debug/pprof/heap")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
