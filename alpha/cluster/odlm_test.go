@@ -185,3 +185,106 @@ func TestReadODLMErrors(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+// catalogs is a PackageManifests over a few catalogs in
+// openshift-marketplace (the global namespace) and ns1.
+func catalogs(cs ...CatalogPackages) *PackageManifests {
+	return &PackageManifests{GlobalNamespace: "openshift-marketplace", Catalogs: cs}
+}
+
+func TestPackageManifests(t *testing.T) {
+	p := catalogs(
+		CatalogPackages{"openshift-marketplace", "b", 0, map[string][]string{"p": {"v1"}}},
+		CatalogPackages{"ns1", "a", 5, map[string][]string{"p": {"v2"}}},
+		CatalogPackages{"ns2", "c", 0, map[string][]string{"p": {"v3"}}},
+		CatalogPackages{"openshift-marketplace", "d", 0, map[string][]string{"q": {"v1"}}},
+	)
+	names := func(pcs []PackageCatalog) (out []string) {
+		for _, pc := range pcs {
+			out = append(out, pc.Namespace+"/"+pc.Name)
+		}
+		return out
+	}
+	if got := names(p.PackageCatalogs("ns1", "p")); !slices.Equal(got, []string{"ns1/a", "openshift-marketplace/b"}) {
+		t.Errorf("ns1: %v", got)
+	}
+	if got := names(p.PackageCatalogs("openshift-marketplace", "p")); !slices.Equal(got, []string{"openshift-marketplace/b"}) {
+		t.Errorf("global: %v", got)
+	}
+	if got := names(p.PackageCatalogs("ns3", "r")); got != nil {
+		t.Errorf("unknown package: %v", got)
+	}
+}
+
+func TestChooseCatalog(t *testing.T) {
+	mk := func(ns, name string, prio int, chs ...string) CatalogPackages {
+		return CatalogPackages{ns, name, prio, map[string][]string{"pkg": chs}}
+	}
+	const om = "openshift-marketplace"
+	for _, c := range []struct {
+		name                    string
+		cat                     PackageCatalogs
+		source, sourceNs, ch    string
+		fallbacks, excluded     []string
+		odlmCat                 string
+		wantSrc, wantNs, wantCh string
+		wantHow                 string
+	}{
+		{name: "no PackageManifest: as written", cat: catalogs(CatalogPackages{om, "other", 0, map[string][]string{"another": {"v1"}}}), source: "s", sourceNs: om, ch: "v1", wantSrc: "s", wantNs: om, wantCh: "v1", wantHow: "no PackageManifest"},
+		{name: "no PackageManifests at all (nil)", source: "", sourceNs: "", ch: "v1", wantCh: "v1", wantHow: "as written"},
+		{name: "source given, channel there", cat: catalogs(mk(om, "s", 0, "v1", "v2"), mk(om, "t", 9, "v1")), source: "s", sourceNs: om, ch: "v1", wantSrc: "s", wantNs: om, wantCh: "v1"},
+		{name: "source given, highest fallback there", cat: catalogs(mk(om, "s", 0, "v4.0", "v4.2", "v4.10")), source: "s", sourceNs: om, ch: "v5", fallbacks: []string{"v4.2", "v4.10", "v4.0"}, wantSrc: "s", wantNs: om, wantCh: "v4.10", wantHow: "fallback channel v4.10"},
+		{name: "source given, fallback looked up by its version (ODLM's quirk)", cat: catalogs(mk(om, "s", 0, "stable-v1.25")), source: "s", sourceNs: om, ch: "stable", fallbacks: []string{"stable-v1.25"}, wantHow: "no catalog"},
+		{name: "source given, fallback found by its version", cat: catalogs(mk(om, "s", 0, "v1.25")), source: "s", sourceNs: om, ch: "stable", fallbacks: []string{"stable-v1.25"}, wantSrc: "s", wantNs: om, wantCh: "stable-v1.25"},
+		{name: "source given, not offering the package", cat: catalogs(mk(om, "t", 0, "v1")), source: "s", sourceNs: om, ch: "v1", wantHow: "the registry's catalog openshift-marketplace/s has neither"},
+		{name: "only sourceName: chosen among catalogs", cat: catalogs(mk(om, "t", 0, "v1")), source: "s", ch: "v1", wantSrc: "t", wantNs: om, wantCh: "v1"},
+		{name: "the operator's namespace first", cat: catalogs(mk(om, "a", 100, "v1"), mk("ns1", "z", -5, "v1")), ch: "v1", wantSrc: "z", wantNs: "ns1", wantCh: "v1", wantHow: "preferred to openshift-marketplace/a"},
+		{name: "then priority", cat: catalogs(mk(om, "a", 0, "v1"), mk(om, "b", 10, "v1")), ch: "v1", wantSrc: "b", wantNs: om, wantCh: "v1"},
+		{name: "then ODLM's catalog", cat: catalogs(mk(om, "a", 0, "v1"), mk(om, "b", 0, "v1")), ch: "v1", odlmCat: om + "/b", wantSrc: "b", wantNs: om, wantCh: "v1"},
+		{name: "then name", cat: catalogs(mk(om, "b", 0, "v1"), mk(om, "a", 0, "v1")), ch: "v1", wantSrc: "a", wantNs: om, wantCh: "v1"},
+		{name: "only catalogs offering the channel", cat: catalogs(mk(om, "a", 0, "v2"), mk(om, "b", 0, "v1")), ch: "v1", wantSrc: "b", wantNs: om, wantCh: "v1"},
+		{name: "excluded by name", cat: catalogs(mk(om, "certified-operators", 0, "v1"), mk(om, "b", -1, "v1")), ch: "v1", excluded: []string{"certified-operators"}, wantSrc: "b", wantNs: om, wantCh: "v1", wantHow: "excluded by the registry's excluded-catalogsource annotation: openshift-marketplace/certified-operators"},
+		{name: "excluded: ODLM does not trim the annotation's spaces", cat: catalogs(mk(om, "a", 0, "v1"), mk(om, "b", 1, "v1")), ch: "v1", excluded: []string{"x", " b"}, wantSrc: "b", wantNs: om, wantCh: "v1"},
+		{name: "all excluded", cat: catalogs(mk(om, "certified-operators", 0, "v1")), ch: "v1", excluded: []string{"certified-operators"}, wantHow: "no catalog in namespace ns1 offers"},
+		{name: "fallback: highest version any catalog offers", cat: catalogs(mk(om, "a", 0, "stable-v1.22"), mk(om, "b", 0, "stable-v1.22", "stable-v1.25")), ch: "stable", fallbacks: []string{"stable-v1.22", "stable-v1.25"}, wantSrc: "b", wantNs: om, wantCh: "stable-v1.25"},
+		{name: "fallback: its catalogs sorted", cat: catalogs(mk(om, "b", 0, "v1.22"), mk(om, "a", 0, "v1.22")), ch: "stable", fallbacks: []string{"v1.22"}, wantSrc: "a", wantNs: om, wantCh: "v1.22"},
+		{name: "no channel, no fallback", cat: catalogs(mk(om, "a", 0, "v2")), ch: "v1", fallbacks: []string{"v0.9"}, wantHow: `no catalog in namespace ns1 offers channel "v1" of pkg or a fallback channel "v0.9"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			op := &ODLMOperator{Name: "e", PackageName: "pkg", Namespace: "ns1", SourceName: c.source, SourceNamespace: c.sourceNs, Channel: c.ch, FallbackChannels: c.fallbacks}
+			odlmName, odlmNs := "", ""
+			if c.odlmCat != "" {
+				odlmNs, odlmName, _ = strings.Cut(c.odlmCat, "/")
+			}
+			got := chooseCatalog(c.cat, op, "ns1", odlmName, odlmNs, c.excluded)
+			if got.source != c.wantSrc || got.sourceNamespace != c.wantNs || got.channel != c.wantCh || !strings.Contains(got.how, c.wantHow) {
+				t.Errorf("got %q %q %q (%s); want %q %q %q (…%s…)", got.source, got.sourceNamespace, got.channel, got.how, c.wantSrc, c.wantNs, c.wantCh, c.wantHow)
+			}
+		})
+	}
+}
+
+func TestODLMSemver(t *testing.T) {
+	for in, want := range map[string]string{"stable-v1.25": "v1.25", "v3": "v3", "v4.0": "v4.0", "4.5": "4.5", "stable": "v0.0.0", "v1.2.3.4": "v1.2.3", "beta-2": "2", "stable-v26": "v26"} {
+		if got := findSemantic(in); got != want {
+			t.Errorf("findSemantic(%q) = %q, want %q", in, got, want)
+		}
+	}
+	// As x/mod/semver sorts them: invalid first (by text), v1 == v1.0.0
+	// broken by text, numbers by value.
+	l := []string{"v10", "v2.1", "4.5", "v01", "v1.0.0", "v1", "v2.10", "v0.0.0", "2"}
+	sortByVersion(l)
+	if want := []string{"2", "4.5", "v01", "v0.0.0", "v1", "v1.0.0", "v2.1", "v2.10", "v10"}; !slices.Equal(l, want) {
+		t.Errorf("sorted %v, want %v", l, want)
+	}
+	ann := map[string]string{"ns.a.x/request": "v4.1", "ns.b.x/request": "v4.0", "ns.c.x/operatorNamespace": "v1", "ns.d.x/request": "stable"}
+	// "stable" is v0.0.0 to ODLM: a valid version, the lowest.
+	for cur, want := range map[string]string{"v4.1": "v4.1", "v5": "stable", "": "stable"} {
+		if got := minSemverFromAnnotations(ann, cur); got != want {
+			t.Errorf("minSemverFromAnnotations(cur %q) = %q, want %q", cur, got, want)
+		}
+	}
+	if got := minSemverFromAnnotations(map[string]string{"ns.a.x/request": "4.5"}, "v1"); got != "" {
+		t.Errorf("no valid version: %q", got)
+	}
+}
