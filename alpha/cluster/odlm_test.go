@@ -2,12 +2,17 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
+	"github.com/operator-framework/api/pkg/operators/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 const odlmFixtures = "testdata/odlm"
@@ -287,4 +292,378 @@ func TestODLMSemver(t *testing.T) {
 	if got := minSemverFromAnnotations(map[string]string{"ns.a.x/request": "4.5"}, "v1"); got != "" {
 		t.Errorf("no valid version: %q", got)
 	}
+}
+
+// subLine is a Subscription in one line: namespace/name channel
+// source@sourceNamespace approval.
+func subLine(s *v1alpha1.Subscription) string {
+	return fmt.Sprintf("%s/%s %s %s@%s %s", s.Namespace, s.Name, s.Spec.Channel, s.Spec.CatalogSource, s.Spec.CatalogSourceNamespace, s.Spec.InstallPlanApproval)
+}
+
+func subLines(a *ODLMAnswer) []string {
+	var out []string
+	for _, s := range a.Subscriptions {
+		out = append(out, subLine(s))
+	}
+	return out
+}
+
+func ogLines(a *ODLMAnswer) []string {
+	var out []string
+	for _, og := range a.OperatorGroups {
+		out = append(out, fmt.Sprintf("%s/%s %v", og.Namespace, og.Name, og.Spec.TargetNamespaces))
+	}
+	return out
+}
+
+// outcomeLine is an outcome in one line: operand action subscription
+// phase problem.
+func outcomeLines(a *ODLMAnswer) []string {
+	var out []string
+	for _, o := range a.Outcomes {
+		l := fmt.Sprintf("%s %s %s %s", o.Operand, o.Action, o.Subscription, o.Phase)
+		if o.Problem != "" {
+			l += ": " + o.Problem
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+func checkLines(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	if !slices.Equal(got, want) {
+		t.Errorf("%s:\n  %s\nwant\n  %s", what, strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
+func TestODLMSampleSubscriptions(t *testing.T) {
+	o := readODLM(t, fixture("odlm-sample-operandregistry.yaml", "odlm-sample-operandrequest.yaml")...)
+	a := o.Subscriptions(nil, nil)
+	checkLines(t, "subscriptions", subLines(a), []string{
+		"default/mongodb-atlas-kubernetes stable community-operators@openshift-marketplace Automatic",
+		"openshift-operators/jaeger stable community-operators@openshift-marketplace Automatic",
+	})
+	// installMode cluster: no OperatorGroup (openshift-operators has
+	// one); the other entry's namespace gets ODLM's.
+	checkLines(t, "operator groups", ogLines(a), []string{"default/operand-deployment-lifecycle-manager-operatorgroup [default]"})
+	checkLines(t, "outcomes", outcomeLines(a), []string{
+		"jaeger create openshift-operators/jaeger Installing",
+		"mongodb-atlas-kubernetes create default/mongodb-atlas-kubernetes Installing",
+	})
+	if a.Outcomes[0].OperatorGroup != "" || a.Outcomes[1].OperatorGroup != "default/operand-deployment-lifecycle-manager-operatorgroup" {
+		t.Errorf("OperatorGroups of the outcomes: %q, %q", a.Outcomes[0].OperatorGroup, a.Outcomes[1].OperatorGroup)
+	}
+	// The whole Subscription, as generateClusterObjects builds it.
+	want := &v1alpha1.Subscription{
+		TypeMeta: metav1.TypeMeta{APIVersion: "operators.coreos.com/v1alpha1", Kind: "Subscription"},
+		ObjectMeta: metav1.ObjectMeta{Name: "jaeger", Namespace: "openshift-operators",
+			Labels: map[string]string{"operator.ibm.com/opreq-control": "true"},
+			Annotations: map[string]string{
+				"default.example-service/registry":                 "true",
+				"default.example-service/config":                   "true",
+				"default.example-service.jaeger/request":           "stable",
+				"default.example-service.jaeger/operatorNamespace": "openshift-operators",
+			}},
+		Spec: &v1alpha1.SubscriptionSpec{Channel: "stable", Package: "jaeger", CatalogSource: "community-operators", CatalogSourceNamespace: "openshift-marketplace", InstallPlanApproval: "Automatic"},
+	}
+	if !reflect.DeepEqual(a.Subscriptions[1], want) {
+		g, _ := json.Marshal(a.Subscriptions[1])
+		w, _ := json.Marshal(want)
+		t.Errorf("jaeger's Subscription:\n%s\nwant\n%s", g, w)
+	}
+	og := a.OperatorGroups[0]
+	if og.Kind != "OperatorGroup" || og.APIVersion != "operators.coreos.com/v1" || og.Labels[ODLMLabel] != "true" {
+		t.Errorf("OperatorGroup %+v", og)
+	}
+	// A namespace with an OperatorGroup gets none.
+	st := &State{OperatorGroups: []*operatorsv1.OperatorGroup{{ObjectMeta: metav1.ObjectMeta{Name: "og", Namespace: "default"}}}}
+	if a := o.Subscriptions(nil, st); len(a.OperatorGroups) != 0 || len(a.Subscriptions) != 2 {
+		t.Errorf("with an OperatorGroup in default: %v, %v", ogLines(a), subLines(a))
+	}
+}
+
+func TestODLMCommonServices38(t *testing.T) {
+	cp4d := fixture("cp4d-deployment-operand-registry.yaml")[0]
+	t.Run("install.md's request", func(t *testing.T) {
+		o := readODLM(t, cp4d, fixture("ibm-common-service-operator-install-operandrequest.yaml")[0])
+		a := o.Subscriptions(nil, nil)
+		var want []string
+		for _, p := range []string{"ibm-auditlogging-operator-app", "ibm-cert-manager-operator", "ibm-commonui-operator-app", "ibm-healthcheck-operator-app", "ibm-iam-operator",
+			"ibm-ingress-nginx-operator-app", "ibm-licensing-operator-app", "ibm-management-ingress-operator-app", "ibm-mongodb-operator-app", "ibm-monitoring-exporters-operator-app",
+			"ibm-monitoring-grafana-operator-app", "ibm-monitoring-prometheusext-operator-app", "ibm-platform-api-operator-app"} {
+			want = append(want, "ibm-common-services/"+p+" v3 opencloud-operators@openshift-marketplace Automatic")
+		}
+		checkLines(t, "subscriptions", subLines(a), want)
+		checkLines(t, "operator groups", ogLines(a), []string{"ibm-common-services/operand-deployment-lifecycle-manager-operatorgroup [ibm-common-services]"})
+		if len(a.Problems()) != 0 || len(a.Outcomes) != 13 {
+			t.Errorf("outcomes %v", outcomeLines(a))
+		}
+		// The private ibm-mongodb-operator is requested from its
+		// registry's namespace: allowed.
+		if a.Outcomes[1].Operand != "ibm-mongodb-operator" || a.Outcomes[1].Action != ODLMCreate || a.Outcomes[1].OperatorGroup != "" || a.Outcomes[0].OperatorGroup == "" {
+			t.Errorf("outcomes %+v %+v", a.Outcomes[0], a.Outcomes[1])
+		}
+	})
+	t.Run("from another namespace", func(t *testing.T) {
+		o := readODLM(t, cp4d, fixture("ours-cross-namespace-request.yaml")[0])
+		a := o.Subscriptions(nil, nil)
+		checkLines(t, "subscriptions", subLines(a), []string{"ibm-common-services/ibm-licensing-operator-app v3 opencloud-operators@openshift-marketplace Automatic"})
+		checkLines(t, "outcomes", outcomeLines(a), []string{
+			"ibm-mongodb-operator none  : subscription ibm-mongodb-operator is a private operator. It can only be request within the OperandRegistry namespace",
+			"ibm-licensing-operator create ibm-common-services/ibm-licensing-operator-app Installing",
+			"ibm-metering-operator none  Not Found: Not found subscription ibm-metering-operator in the cluster",
+			" none  : Not found operandregistry cp4d/no-such-registry in the cluster",
+			"ibm-iam-operator none  : not reconciled: ODLM stops reconciling the OperandRequest at its failing spec.requests[1]",
+		})
+		want := [][]ODLMCondition{
+			{{"OutofScope", "True", "subscription ibm-mongodb-operator is a private operator", "subscription ibm-mongodb-operator is a private operator. It can only be request within the OperandRegistry namespace"}},
+			{{"Creating", "True", "Creating subscription", "Creating subscription ibm-licensing-operator-app"}},
+			{{"NotFound", "True", "Not found subscription", "Not found subscription ibm-metering-operator in the cluster"}},
+			{{"NotFound", "True", "Not found operandregistry", "Not found operandregistry cp4d/no-such-registry in the cluster"}},
+			nil,
+		}
+		for i, w := range want {
+			if !reflect.DeepEqual(a.Outcomes[i].Conditions, w) {
+				t.Errorf("outcome %d: conditions %v, want %v", i, a.Outcomes[i].Conditions, w)
+			}
+		}
+		if n := len(a.Problems()); n != 4 {
+			t.Errorf("%d problems, want 4", n)
+		}
+	})
+	t.Run("the registry alone", func(t *testing.T) {
+		// Every entry, as requested from the registry's namespace.
+		a := readODLM(t, cp4d).Subscriptions(nil, nil)
+		if len(a.Subscriptions) != 16 {
+			t.Errorf("%d subscriptions, want 16: %v", len(a.Subscriptions), subLines(a))
+		}
+		for _, s := range a.Subscriptions {
+			if s.Annotations["ibm-common-services.common-service.ibm-events-operator/request"] != "" && s.Name != "ibm-events-operator" {
+				t.Errorf("annotation of another entry on %s", s.Name)
+			}
+		}
+		checkLines(t, "operator groups", ogLines(a), []string{
+			"ibm-common-services/operand-deployment-lifecycle-manager-operatorgroup [ibm-common-services]",
+			"openshift-redhat-marketplace/operand-deployment-lifecycle-manager-operatorgroup [openshift-redhat-marketplace]",
+		})
+		last := a.Outcomes[len(a.Outcomes)-1]
+		if !last.Implied || last.Request != "ibm-common-services/common-service" || last.Operand != "ibm-db2u-operator" || last.Phase != "Failed" ||
+			last.Problem != "failed to find catalogsource for subscription ibm-common-services/db2u-operator" {
+			t.Errorf("db2u (no sourceName): %+v", last)
+		}
+		if i := slices.IndexFunc(a.Subscriptions, func(s *v1alpha1.Subscription) bool { return s.Name == "redhat-marketplace-operator" }); i < 0 || subLine(a.Subscriptions[i]) != "openshift-redhat-marketplace/redhat-marketplace-operator stable certified-operators@openshift-marketplace Automatic" {
+			t.Errorf("redhat-marketplace-operator: %v", subLines(a))
+		}
+	})
+}
+
+// The certified catalog carries none of IBM's common-services packages.
+func TestODLMCertifiedCatalogMismatch(t *testing.T) {
+	certified := catalogs(CatalogPackages{"openshift-marketplace", "certified-operators", 0, map[string][]string{
+		"cpd-platform-operator": {"v6.1"}, "trident-operator": {"stable"},
+	}})
+	t.Run("3.8.0: the registry's catalog, as written", func(t *testing.T) {
+		o := readODLM(t, fixture("cp4d-deployment-operand-registry.yaml", "ibm-common-service-operator-install-operandrequest.yaml")...)
+		a := o.Subscriptions(certified, nil)
+		if len(a.Subscriptions) != 13 || len(a.Problems()) != 0 {
+			t.Fatalf("%v %v", subLines(a), outcomeLines(a))
+		}
+		for i, s := range a.Subscriptions {
+			if s.Spec.CatalogSource != "opencloud-operators" || !strings.HasPrefix(a.Outcomes[i].Catalog, "no PackageManifest ") {
+				t.Errorf("%s: %s (%s)", s.Name, s.Spec.CatalogSource, a.Outcomes[i].Catalog)
+			}
+		}
+	})
+	t.Run("4.19: no catalog, no Subscription", func(t *testing.T) {
+		o := readODLM(t, fixture("ibm-common-service-operator-common-service.yaml", "ibm-common-service-operator-edb-keycloak-request.yaml")...)
+		a := o.Subscriptions(certified, nil)
+		checkLines(t, "outcomes", outcomeLines(a), []string{"edb-keycloak none  Failed: failed to find catalogsource for subscription cpfs-operators/cloud-native-postgresql"})
+		checkLines(t, "operator groups", ogLines(a), []string{"cpfs-operators/operand-deployment-lifecycle-manager-operatorgroup [cpfs-operators]"})
+	})
+	t.Run("4.19: certified-operators excluded even if it had the package", func(t *testing.T) {
+		o := readODLM(t, fixture("ibm-common-service-operator-common-service.yaml", "ibm-common-service-operator-edb-keycloak-request.yaml")...)
+		withPG := catalogs(CatalogPackages{"openshift-marketplace", "certified-operators", 0, map[string][]string{"cloud-native-postgresql": {"stable", "stable-v1.25"}}})
+		a := o.Subscriptions(withPG, nil)
+		if len(a.Subscriptions) != 0 || !strings.Contains(a.Outcomes[0].Catalog, "excluded by the registry's excluded-catalogsource annotation: openshift-marketplace/certified-operators") {
+			t.Errorf("%v %+v", subLines(a), a.Outcomes[0])
+		}
+	})
+}
+
+// ibmCatalog is IBM's catalog with the channels the tests need.
+var ibmCatalog = catalogs(
+	CatalogPackages{"openshift-marketplace", "ibm-operator-catalog", 0, map[string][]string{
+		"cloud-native-postgresql":    {"stable-v1.22", "stable-v1.25"},
+		"ibm-mongodb-operator-app":   {"v4.0", "v4.1", "v4.2"},
+		"ibm-iam-operator":           {"v4.17", "v4.18"},
+		"ibm-licensing-operator-app": {"v4.2"},
+	}},
+	CatalogPackages{"openshift-marketplace", "opencloud-operators", 0, map[string][]string{
+		"ibm-mongodb-operator-app": {"v4.0", "v4.1", "v4.2"},
+	}},
+)
+
+func TestODLMCommonServices419(t *testing.T) {
+	reg := fixture("ibm-common-service-operator-common-service.yaml")[0]
+	t.Run("edb-keycloak: fallback channel of IBM's catalog", func(t *testing.T) {
+		o := readODLM(t, reg, fixture("ibm-common-service-operator-edb-keycloak-request.yaml")[0])
+		a := o.Subscriptions(ibmCatalog, nil)
+		checkLines(t, "subscriptions", subLines(a), []string{"cpfs-operators/cloud-native-postgresql stable-v1.25 ibm-operator-catalog@openshift-marketplace Automatic"})
+		if want := `catalog openshift-marketplace/ibm-operator-catalog, fallback channel stable-v1.25 (no catalog offers "stable")`; a.Outcomes[0].Catalog != want {
+			t.Errorf("catalog %q, want %q", a.Outcomes[0].Catalog, want)
+		}
+	})
+	request := func(ns, name string, operands ...string) *OperandRequest {
+		r := &OperandRequest{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		req := ODLMRequest{Registry: "common-service", RegistryNamespace: "cpfs-services"}
+		for _, op := range operands {
+			req.Operands = append(req.Operands, ODLMOperand{Name: op})
+		}
+		r.Spec.Requests = []ODLMRequest{req}
+		return r
+	}
+	t.Run("two requests, one package: channel conflict", func(t *testing.T) {
+		o := readODLM(t, reg)
+		o.Requests = []*OperandRequest{request("cpfs-services", "a", "ibm-im-mongodb-operator-v4.1"), request("cpfs-services", "b", "ibm-im-mongodb-operator-v4.0")}
+		a := o.Subscriptions(ibmCatalog, nil)
+		checkLines(t, "subscriptions", subLines(a), []string{"cpfs-operators/ibm-mongodb-operator-app v4.1 ibm-operator-catalog@openshift-marketplace Automatic"})
+		checkLines(t, "outcomes", outcomeLines(a), []string{
+			"ibm-im-mongodb-operator-v4.1 create cpfs-operators/ibm-mongodb-operator-app Installing",
+			`ibm-im-mongodb-operator-v4.0 update cpfs-operators/ibm-mongodb-operator-app Failed: channel conflict: the Subscription cpfs-operators/ibm-mongodb-operator-app is on channel "v4.1", neither the entry's channel "v4.0" nor a fallback (none given) (ODLM's condition NoConflict False: "No channel conflict on subscription ibm-im-mongodb-operator-v4.0 in the scope")`,
+		})
+		s := a.Subscriptions[0]
+		for k, v := range map[string]string{
+			"cpfs-services.a.ibm-im-mongodb-operator-v4.1/request": "v4.1", "cpfs-services.b.ibm-im-mongodb-operator-v4.0/request": "v4.0",
+			"cpfs-services.b.ibm-im-mongodb-operator-v4.0/config": "ibm-im-mongodb-operator-v4.0", "cpfs-services.b.ibm-im-mongodb-operator-v4.0/operatorNamespace": "cpfs-operators",
+		} {
+			if s.Annotations[k] != v {
+				t.Errorf("annotation %s = %q, want %q", k, s.Annotations[k], v)
+			}
+		}
+	})
+	t.Run("ODLM's Subscription of the state: the lowest requested channel", func(t *testing.T) {
+		o := readODLM(t, reg)
+		o.Requests = []*OperandRequest{request("cpfs-services", "b", "ibm-im-mongodb-operator-v4.0")}
+		old := &v1alpha1.Subscription{
+			ObjectMeta: metav1.ObjectMeta{Name: "ibm-mongodb-operator-app", Namespace: "cpfs-operators", Labels: map[string]string{ODLMLabel: "true"},
+				Annotations: map[string]string{"cpfs-services.old.ibm-mongodb-operator/request": "v4.2"}},
+			Spec: &v1alpha1.SubscriptionSpec{Package: "ibm-mongodb-operator-app", Channel: "v3.23", CatalogSource: "opencloud-operators", CatalogSourceNamespace: "openshift-marketplace", InstallPlanApproval: "Manual"},
+		}
+		st := &State{Subscriptions: []*v1alpha1.Subscription{old}}
+		a := o.Subscriptions(ibmCatalog, st)
+		checkLines(t, "subscriptions", subLines(a), []string{"cpfs-operators/ibm-mongodb-operator-app v4.0 ibm-operator-catalog@openshift-marketplace Automatic"})
+		checkLines(t, "outcomes", outcomeLines(a), []string{"ibm-im-mongodb-operator-v4.0 update cpfs-operators/ibm-mongodb-operator-app Updating"})
+		if old.Spec.Channel != "v3.23" {
+			t.Error("the state's Subscription was changed")
+		}
+		if len(a.OperatorGroups) != 0 {
+			t.Errorf("an update creates no OperatorGroup: %v", ogLines(a))
+		}
+	})
+	t.Run("ODLM's Subscription of the state on another channel: a conflict, the spec left", func(t *testing.T) {
+		o := readODLM(t, reg)
+		o.Requests = []*OperandRequest{request("cpfs-services", "b", "ibm-im-mongodb-operator-v4.0")}
+		old := &v1alpha1.Subscription{
+			ObjectMeta: metav1.ObjectMeta{Name: "ibm-mongodb-operator-app", Namespace: "cpfs-operators", Labels: map[string]string{ODLMLabel: "true"},
+				Annotations: map[string]string{"cpfs-services.old.ibm-mongodb-operator/request": "v4.2"}},
+			Spec: &v1alpha1.SubscriptionSpec{Package: "ibm-mongodb-operator-app", Channel: "v4.2", CatalogSource: "opencloud-operators", CatalogSourceNamespace: "openshift-marketplace", InstallPlanApproval: "Manual"},
+		}
+		a := o.Subscriptions(ibmCatalog, &State{Subscriptions: []*v1alpha1.Subscription{old}})
+		checkLines(t, "subscriptions", subLines(a), []string{"cpfs-operators/ibm-mongodb-operator-app v4.2 opencloud-operators@openshift-marketplace Manual"})
+		if o := a.Outcomes[0]; o.Action != ODLMUpdate || o.Phase != "Failed" || !strings.HasPrefix(o.Problem, "channel conflict") {
+			t.Errorf("outcome %+v", o)
+		}
+	})
+	t.Run("a Subscription ODLM did not create", func(t *testing.T) {
+		o := readODLM(t, reg)
+		o.Requests = []*OperandRequest{request("cpfs-services", "b", "ibm-im-mongodb-operator-v4.0", "ibm-im-operator-v4.18")}
+		mine := &v1alpha1.Subscription{ObjectMeta: metav1.ObjectMeta{Name: "mongo", Namespace: "cpfs-operators"},
+			Spec: &v1alpha1.SubscriptionSpec{Package: "ibm-mongodb-operator-app", Channel: "v4.2", CatalogSource: "opencloud-operators", CatalogSourceNamespace: "openshift-marketplace"}}
+		a := o.Subscriptions(ibmCatalog, &State{Subscriptions: []*v1alpha1.Subscription{mine}})
+		checkLines(t, "subscriptions", subLines(a), []string{"cpfs-operators/ibm-iam-operator v4.18 ibm-operator-catalog@openshift-marketplace Automatic"})
+		checkLines(t, "outcomes", outcomeLines(a), []string{"ibm-im-mongodb-operator-v4.0 ignore cpfs-operators/mongo ", "ibm-im-operator-v4.18 create cpfs-operators/ibm-iam-operator Installing"})
+		if a.Outcomes[0].Note != "Subscription mongo in namespace cpfs-operators isn't created by ODLM. Ignore update/delete it." {
+			t.Errorf("note %q", a.Outcomes[0].Note)
+		}
+	})
+	t.Run("a Subscription named as the entry, in the registry's namespace", func(t *testing.T) {
+		// GetSubscription looks in the operator's and the registry's
+		// namespaces for the entry's name or package.
+		o := readODLM(t, reg)
+		o.Requests = []*OperandRequest{request("cpfs-services", "b", "ibm-im-operator-v4.18")}
+		named := &v1alpha1.Subscription{ObjectMeta: metav1.ObjectMeta{Name: "ibm-im-operator-v4.18", Namespace: "cpfs-services"},
+			Spec: &v1alpha1.SubscriptionSpec{Package: "something-else"}}
+		a := o.Subscriptions(ibmCatalog, &State{Subscriptions: []*v1alpha1.Subscription{named}})
+		checkLines(t, "outcomes", outcomeLines(a), []string{"ibm-im-operator-v4.18 ignore cpfs-services/ibm-im-operator-v4.18 "})
+	})
+	t.Run("two Subscriptions of the package", func(t *testing.T) {
+		o := readODLM(t, reg)
+		r := request("cpfs-services", "b", "ibm-im-mongodb-operator-v4.0")
+		r.Spec.Requests = append(r.Spec.Requests, ODLMRequest{Registry: "common-service", RegistryNamespace: "cpfs-services", Operands: []ODLMOperand{{Name: "ibm-im-operator-v4.18"}}})
+		o.Requests = []*OperandRequest{r}
+		st := &State{Subscriptions: []*v1alpha1.Subscription{
+			{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "cpfs-operators"}, Spec: &v1alpha1.SubscriptionSpec{Package: "ibm-mongodb-operator-app"}},
+			{ObjectMeta: metav1.ObjectMeta{Name: "b", Namespace: "cpfs-services"}, Spec: &v1alpha1.SubscriptionSpec{Package: "ibm-mongodb-operator-app"}},
+		}}
+		a := o.Subscriptions(ibmCatalog, st)
+		checkLines(t, "outcomes", outcomeLines(a), []string{
+			"ibm-im-mongodb-operator-v4.0 none  : there are multiple subscriptions using package ibm-mongodb-operator-app",
+			"ibm-im-operator-v4.18 none  : not reconciled: ODLM stops reconciling the OperandRequest at its failing spec.requests[0]",
+		})
+	})
+	t.Run("no-op and user-managed", func(t *testing.T) {
+		o := readODLM(t, reg)
+		cs := o.Registries[0]
+		i := slices.IndexFunc(cs.Spec.Operators, func(op ODLMOperator) bool { return op.Name == "ibm-im-operator-v4.18" })
+		cs.Spec.Operators[i].UserManaged = true
+		o.Requests = []*OperandRequest{request("cpfs-services", "b", "ibm-licensing-operator", "ibm-im-operator-v4.18")}
+		a := o.Subscriptions(ibmCatalog, nil)
+		checkLines(t, "outcomes", outcomeLines(a), []string{"ibm-licensing-operator none  Running", "ibm-im-operator-v4.18 none  Running"})
+		if c := a.Outcomes[0].Conditions; len(c) != 1 || c[0] != (ODLMCondition{"NotFound", "True", "operandregistry is not suitable", "ibm-licensing-operator is in maintenance status"}) {
+			t.Errorf("no-op conditions %v", c)
+		}
+		if n := a.Outcomes[1].Note; n != "Skip installing operator ibm-iam-operator because it is managed by user" {
+			t.Errorf("user-managed note %q", n)
+		}
+		// ODLM deletes the Subscription it made of a now user-managed
+		// operator, unless labelled not to.
+		made := &v1alpha1.Subscription{ObjectMeta: metav1.ObjectMeta{Name: "ibm-iam-operator", Namespace: "cpfs-operators", Labels: map[string]string{ODLMLabel: "true"}},
+			Spec: &v1alpha1.SubscriptionSpec{Package: "ibm-iam-operator"}}
+		a = o.Subscriptions(ibmCatalog, &State{Subscriptions: []*v1alpha1.Subscription{made}})
+		if !slices.Equal(a.Deleted, []ObjectKey{{KindSubscription, "cpfs-operators", "ibm-iam-operator"}}) || a.Outcomes[1].Action != ODLMDelete {
+			t.Errorf("deleted %v, outcome %+v", a.Deleted, a.Outcomes[1])
+		}
+		made.Labels[odlmNotUninstallLabel] = "true"
+		if a = o.Subscriptions(ibmCatalog, &State{Subscriptions: []*v1alpha1.Subscription{made}}); len(a.Deleted) != 0 || a.Outcomes[1].Action != ODLMNone {
+			t.Errorf("do-not-uninstall: deleted %v, outcome %+v", a.Deleted, a.Outcomes[1])
+		}
+	})
+	t.Run("ODLM's own catalog among equals", func(t *testing.T) {
+		o := readODLM(t, reg)
+		o.Requests = []*OperandRequest{request("cpfs-services", "b", "ibm-im-mongodb-operator-v4.0")}
+		odlmSub := &v1alpha1.Subscription{
+			ObjectMeta: metav1.ObjectMeta{Name: "operand-deployment-lifecycle-manager-app", Namespace: "cpfs-operators", Labels: map[string]string{"operators.coreos.com/ibm-odlm.cpfs-operators": ""}},
+			Spec:       &v1alpha1.SubscriptionSpec{Package: "ibm-odlm", CatalogSource: "opencloud-operators", CatalogSourceNamespace: "openshift-marketplace"},
+		}
+		a := o.Subscriptions(ibmCatalog, &State{Subscriptions: []*v1alpha1.Subscription{odlmSub}})
+		checkLines(t, "subscriptions", subLines(a), []string{"cpfs-operators/ibm-mongodb-operator-app v4.0 opencloud-operators@openshift-marketplace Automatic"})
+		if a.ODLMCatalog != "openshift-marketplace/opencloud-operators" {
+			t.Errorf("ODLM's catalog %q", a.ODLMCatalog)
+		}
+		// ODLM's label names at most 63 characters.
+		long := "a-namespace-whose-name-is-long-enough-to-be-cut-by-odlm-0123"
+		odlmSub.Namespace = long
+		odlmSub.Labels = map[string]string{"operators.coreos.com/" + ("ibm-odlm." + long)[:63]: ""}
+		if a := o.Subscriptions(ibmCatalog, &State{Subscriptions: []*v1alpha1.Subscription{odlmSub}}); a.ODLMCatalog != "openshift-marketplace/opencloud-operators" {
+			t.Errorf("ODLM's catalog, long namespace: %q", a.ODLMCatalog)
+		}
+		odlmSub.Labels = map[string]string{"operators.coreos.com/ibm-odlm." + long: ""}
+		if a := o.Subscriptions(ibmCatalog, &State{Subscriptions: []*v1alpha1.Subscription{odlmSub}}); a.ODLMCatalog != "" {
+			t.Errorf("ODLM's catalog, uncut label: %q", a.ODLMCatalog)
+		}
+		// Without it, by name.
+		a = o.Subscriptions(ibmCatalog, nil)
+		checkLines(t, "subscriptions", subLines(a), []string{"cpfs-operators/ibm-mongodb-operator-app v4.0 ibm-operator-catalog@openshift-marketplace Automatic"})
+	})
 }
