@@ -503,6 +503,9 @@ func (run *odlmRun) update(req *OperandRequest, reg *OperandRegistry, opt *ODLMO
 		}
 	}
 	sub := cur.DeepCopy()
+	if sub.Spec == nil { // a State built by hand: the reader refuses a Subscription without spec
+		sub.Spec = &v1alpha1.SubscriptionSpec{}
+	}
 	if sub.Annotations == nil {
 		sub.Annotations = map[string]string{}
 	}

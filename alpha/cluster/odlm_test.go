@@ -597,6 +597,13 @@ func TestODLMCommonServices419(t *testing.T) {
 		a := o.Subscriptions(ibmCatalog, &State{Subscriptions: []*v1alpha1.Subscription{named}})
 		checkLines(t, "outcomes", outcomeLines(a), []string{"ibm-im-operator-v4.18 ignore cpfs-services/ibm-im-operator-v4.18 "})
 	})
+	t.Run("ODLM's Subscription without spec, by name", func(t *testing.T) {
+		o := readODLM(t, reg)
+		o.Requests = []*OperandRequest{request("cpfs-services", "b", "ibm-im-operator-v4.18")}
+		bare := &v1alpha1.Subscription{ObjectMeta: metav1.ObjectMeta{Name: "ibm-im-operator-v4.18", Namespace: "cpfs-operators", Labels: map[string]string{ODLMLabel: "true"}}}
+		a := o.Subscriptions(ibmCatalog, &State{Subscriptions: []*v1alpha1.Subscription{bare}})
+		checkLines(t, "subscriptions", subLines(a), []string{"cpfs-operators/ibm-im-operator-v4.18 v4.18 ibm-operator-catalog@openshift-marketplace Automatic"})
+	})
 	t.Run("two Subscriptions of the package", func(t *testing.T) {
 		o := readODLM(t, reg)
 		r := request("cpfs-services", "b", "ibm-im-mongodb-operator-v4.0")
