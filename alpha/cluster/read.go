@@ -64,6 +64,9 @@ type reader struct {
 	// seen holds each object read, to tell a repeated object from a
 	// different one of the same name.
 	seen map[ObjectKey]any
+	// each, when set, takes every object (a List's items one by one)
+	// instead of the State: ReadODLM reads its kinds with it.
+	each func(where string, h head, js []byte) error
 }
 
 // dir reads a directory: as a must-gather when it is one (or holds one),
@@ -293,6 +296,9 @@ func (r *reader) document(ctx context.Context, where string, js []byte) error {
 			}
 		}
 		return nil
+	}
+	if r.each != nil {
+		return r.each(where, h, js)
 	}
 	group, _, _ := strings.Cut(h.APIVersion, "/")
 	if !strings.Contains(h.APIVersion, "/") {
