@@ -230,6 +230,9 @@ func reason(p *problem, ap applied) (string, int) {
 	v, c := p.vars[ap.v], ap.c
 	switch c.kind {
 	case mandatory:
+		if v.entry != nil { // an installed CSV no Subscription names
+			return fmt.Sprintf("%s is installed and no Subscription names it: OLM keeps it as it is", v.entry.Name()), 2
+		}
 		return "", 0
 	case prohibited:
 		if v.entry != nil {

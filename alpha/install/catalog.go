@@ -78,6 +78,9 @@ type Entry struct {
 
 	skipRange semver.Range
 	ident     string // id(), made once: a problem names an entry once per constraint it is in
+	// subscription names the Subscription of an installed CSV (an entry
+	// of a namespace's installed catalog); "" when none names it.
+	subscription string
 }
 
 // Package is the bundle's package.
@@ -95,6 +98,14 @@ func (e *Entry) id() string { return e.ident }
 type Catalog struct {
 	Name     string
 	Priority int
+	// Namespace is the CatalogSource's namespace when the catalog is
+	// resolved as a cluster's (ResolveNamespace); "" otherwise. OLM names
+	// a catalog's bundles name/namespace/channel/bundle.
+	Namespace string
+	// virtual marks the catalog of a namespace's installed CSVs (OLM's
+	// "@existing" source): its entries have no channel, and each is a
+	// source of its own.
+	virtual bool
 
 	packages map[string]*pkgInfo
 	// entries are in the order of the catalog's ListBundles: by package,
@@ -109,6 +120,25 @@ type pkgInfo struct {
 	name, defaultChannel string
 	channels             []string            // sorted
 	byChannel            map[string][]*Entry // in ListBundles order
+}
+
+// Key names the catalog among a resolver's: its name, or name/namespace
+// for a CatalogSource of a cluster (OLM's SourceKey).
+func (c *Catalog) Key() string {
+	if c.Namespace == "" {
+		return c.Name
+	}
+	return c.Name + "/" + c.Namespace
+}
+
+// SetNamespace makes the catalog the CatalogSource of that namespace, as
+// a cluster's resolution names it. Call it before the catalog is given to
+// a resolver.
+func (c *Catalog) SetNamespace(ns string) {
+	c.Namespace = ns
+	for _, e := range c.entries {
+		e.ident = c.Key() + "/" + e.Channel + "/" + e.Bundle.Name
+	}
 }
 
 // Packages returns the catalog's package names, sorted.
@@ -264,7 +294,7 @@ func NewCatalog(name string, priority int, m model.Model, c *Collector) (*Catalo
 					return nil, fmt.Errorf("package %q, channel %q: bundle %q has no olm.bundle blob", pn, cn, bn)
 				}
 				e := &Entry{Bundle: b, Catalog: cat, Channel: cn, Default: cn == p.defaultChannel,
-					Replaces: mb.Replaces, Skips: mb.Skips, SkipRange: mb.SkipRange, ident: name + "/" + cn + "/" + b.Name}
+					Replaces: mb.Replaces, Skips: mb.Skips, SkipRange: mb.SkipRange, ident: cat.Key() + "/" + cn + "/" + b.Name}
 				if r, err := semver.ParseRange(mb.SkipRange); err == nil {
 					e.skipRange = r
 				}

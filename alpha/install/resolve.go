@@ -455,7 +455,24 @@ func (res *resolution) problem(sub *variable) *problem {
 		}
 		byID[id] = p.add(v)
 	}
-	// The invariants, over the bundles OLM can find again by identity.
+	res.invariants(p, byID)
+	// Identifiers to indexes.
+	for _, v := range p.vars {
+		for i := range v.cons {
+			c := &v.cons[i]
+			c.ids = make([]int, len(c.targets))
+			for j, id := range c.targets {
+				c.ids[j] = byID[id]
+			}
+		}
+	}
+	return p
+}
+
+// invariants adds OLM's invariants (addInvariants) over the bundles OLM
+// can find again by identity: at most one provider of each API, one
+// bundle of each package.
+func (res *resolution) invariants(p *problem, byID map[string]int) {
 	gvks := map[GVK][]string{}
 	pkgs := map[string][]string{}
 	for _, id := range res.order {
@@ -499,17 +516,6 @@ func (res *resolution) problem(sub *variable) *problem {
 			byID[name] = p.add(v)
 		}
 	}
-	// Identifiers to indexes.
-	for _, v := range p.vars {
-		for i := range v.cons {
-			c := &v.cons[i]
-			c.ids = make([]int, len(c.targets))
-			for j, id := range c.targets {
-				c.ids[j] = byID[id]
-			}
-		}
-	}
-	return p
 }
 
 func gvkID(g GVK) string { return fmt.Sprintf("%s (%s/%s)", g.Kind, g.Group, g.Version) }

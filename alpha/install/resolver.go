@@ -30,6 +30,11 @@ type Resolver struct {
 	byGVK map[GVK][]*Entry
 	byPkg map[string][]*Entry
 
+	// namespace is the namespace resolved (ResolveNamespace), installed
+	// the catalog of its installed CSVs (nil when none).
+	namespace string
+	installed *Catalog
+
 	// Budget bounds the time of one question (Resolve); past it the
 	// answer is Undecided. Zero: no bound, as in OLM. Set it before the
 	// first question.
@@ -95,28 +100,55 @@ func (d *Dependency) olm() string {
 // subscription refers to unless it names another. Catalog names must be
 // unique.
 func NewResolver(catalogs ...*Catalog) (*Resolver, error) {
-	if len(catalogs) == 0 {
+	return newResolver("", nil, catalogs)
+}
+
+// newResolver makes a resolver over catalogs, for a namespace when
+// namespace is not "" (ResolveNamespace): its catalogs are preferred over
+// others of the same priority, and installed (its CSVs, nil when none)
+// over every catalog.
+func newResolver(namespace string, installed *Catalog, catalogs []*Catalog) (*Resolver, error) {
+	if len(catalogs) == 0 && installed == nil {
 		return nil, errors.New("no catalog")
 	}
-	r := &Resolver{byName: map[string]*Catalog{}, first: catalogs[0], byGVK: map[GVK][]*Entry{}, byPkg: map[string][]*Entry{},
-		chains: map[chainKey]*chain{}, matches: map[string][]*Entry{}, deps: map[*Entry]*entryDeps{}}
+	r := &Resolver{byName: map[string]*Catalog{}, byGVK: map[GVK][]*Entry{}, byPkg: map[string][]*Entry{},
+		chains: map[chainKey]*chain{}, matches: map[string][]*Entry{}, deps: map[*Entry]*entryDeps{},
+		namespace: namespace, installed: installed}
+	if len(catalogs) > 0 {
+		r.first = catalogs[0]
+	}
 	for _, c := range catalogs {
 		if c.Name == "" {
 			return nil, errors.New("a catalog has no name")
 		}
-		if _, dup := r.byName[c.Name]; dup {
-			return nil, fmt.Errorf("two catalogs are named %q", c.Name)
+		if _, dup := r.byName[c.Key()]; dup {
+			return nil, fmt.Errorf("two catalogs are named %q", c.Key())
 		}
-		r.byName[c.Name] = c
+		r.byName[c.Key()] = c
 	}
 	r.catalogs = slices.Clone(catalogs)
+	// OLM's order of catalogs when none is preferred
+	// (cache.sortableSnapshots): higher priority first, then those of the
+	// namespace resolved, then by name.
 	slices.SortStableFunc(r.catalogs, func(a, b *Catalog) int {
 		if a.Priority != b.Priority {
 			return cmp.Compare(b.Priority, a.Priority)
 		}
+		if a.Namespace != b.Namespace && namespace != "" {
+			if a.Namespace == namespace {
+				return -1
+			}
+			if b.Namespace == namespace {
+				return 1
+			}
+		}
 		return cmp.Compare(a.Name, b.Name)
 	})
-	for _, c := range r.catalogs {
+	indexed := r.catalogs
+	if installed != nil {
+		indexed = append([]*Catalog{installed}, indexed...)
+	}
+	for _, c := range indexed {
 		for _, e := range c.entries {
 			r.all = append(r.all, e)
 			seen := map[string]bool{}
@@ -357,6 +389,29 @@ func (r *Resolver) candidates(x *eval, e *Entry, p predicate) ([]*Entry, error) 
 	}
 	var out []*Entry
 	for _, c := range r.preferred(e.Catalog) {
+		if c.virtual {
+			// Each installed CSV that matches is a source of its own; OLM
+			// orders them as channels of their packages (which they do not
+			// have: a package with two of them has two heads, and fails).
+			byPkg := map[string][]*Entry{}
+			for _, m := range matches {
+				if m.Catalog == c {
+					byPkg[m.Package()] = append(byPkg[m.Package()], m)
+				}
+			}
+			for _, pkg := range sortedKeys(byPkg, cmp.Compare) {
+				order, err := sortChannel(byPkg[pkg])
+				if err != nil {
+					return nil, err
+				}
+				for _, b := range order {
+					if p.test(x, b) {
+						out = append(out, b)
+					}
+				}
+			}
+			continue
+		}
 		// The catalog's matching channels: default channels first, then by
 		// package and channel name.
 		var srcs []source
@@ -396,11 +451,17 @@ func (r *Resolver) candidates(x *eval, e *Entry, p predicate) ([]*Entry, error) 
 	return out, nil
 }
 
-// preferred returns the catalogs in OLM's order for a dependent of c: c
-// first, then by priority and name.
+// preferred returns the catalogs in OLM's order for a dependent of c
+// (cache.sortableSnapshots): the namespace's installed CSVs first, then c,
+// then by priority, namespace and name.
 func (r *Resolver) preferred(c *Catalog) []*Catalog {
-	out := make([]*Catalog, 0, len(r.catalogs))
-	out = append(out, c)
+	out := make([]*Catalog, 0, len(r.catalogs)+1)
+	if r.installed != nil {
+		out = append(out, r.installed)
+	}
+	if c != r.installed {
+		out = append(out, c)
+	}
 	for _, x := range r.catalogs {
 		if x != c {
 			out = append(out, x)
