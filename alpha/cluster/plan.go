@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -98,6 +99,36 @@ func NewPlanBundle(bd *declcfg.Bundle, pkg *declcfg.Package) (*PlanBundle, error
 			b.ObjectProperties++
 		}
 	}
+	return b, nil
+}
+
+// NewUnpackedBundle reads a bundle rendered from its image (or bundle
+// directory: pkg/bundle's Render, as `--pull-bundles` reads images) as
+// OLM's unpack Job hands it over: its manifests in file-name order (the
+// order of the ConfigMap keys OLM reads; Render keeps that order in
+// bd.Objects, while its olm.bundle.object properties put the CRDs first),
+// and as its CSV the last manifest of that kind. Its properties are not
+// used: OLM takes the BundleLookup's (UnpackedSteps).
+func NewUnpackedBundle(bd *declcfg.Bundle) (*PlanBundle, error) {
+	b := &PlanBundle{Name: bd.Name, Package: bd.Package, Image: bd.Image}
+	if len(bd.Objects) == 0 {
+		// Not rendered here: the objects of the properties, in their order.
+		a, err := registry.ServedBundle(bd, nil)
+		if err != nil {
+			return nil, err
+		}
+		b.Objects, b.CSVJSON = a.Objects, a.CsvJSON
+		b.ObjectProperties = len(a.Objects)
+		return b, nil
+	}
+	for _, o := range bd.Objects {
+		js := []byte(o)
+		b.Objects = append(b.Objects, js)
+		if property.IsCSV(js, nil) {
+			b.CSVJSON = js
+		}
+	}
+	b.ObjectProperties = len(b.Objects)
 	return b, nil
 }
 
@@ -446,6 +477,10 @@ type PlanOperator struct {
 	// NewSubscription is true when no Subscription of the namespace asks
 	// for it (a dependency): OLM adds a Subscription step.
 	NewSubscription bool
+	// Unpacked is, for a bundle with an image, the bundle as read from
+	// that image (`--pull-bundles`): OLM's steps once its unpack Job has
+	// run. Without it such a bundle is only a BundleLookup.
+	Unpacked *PlanBundle
 }
 
 // Plan is the content of the InstallPlan OLM writes for a namespace's
@@ -455,16 +490,29 @@ type Plan struct {
 	Namespace     string                  `json:"namespace"`
 	Steps         []*Step                 `json:"steps"`
 	BundleLookups []v1alpha1.BundleLookup `json:"bundleLookups,omitempty"`
+	// Applied are the steps with the manifests OLM applies: Steps, but
+	// for the steps of unpacked bundles, whose manifests in Steps are
+	// references to the ConfigMap OLM unpacked them into. Effects and
+	// Permissions read these.
+	Applied []*Step `json:"-"`
 }
 
 // NewPlan builds the plan of namespace ns for the bundles its resolution
 // installs or upgrades to, as OLM's ResolveSteps does after resolving:
 // steps for bundles without an image, a BundleLookup for the others, a
 // Subscription step for each that no Subscription asks for, then
-// OrderSteps. OLM ranges over the resolved bundles in a random order;
-// NewPlan keeps the order of ops.
+// OrderSteps; then, as OLM's unpackBundles does before it writes the
+// InstallPlan, the steps of the bundles with an image whose content is
+// given (PlanOperator.Unpacked), after the others and not reordered, with
+// their lookups' conditions cleared. OLM ranges over the resolved bundles
+// in a random order; NewPlan keeps the order of ops.
 func NewPlan(ns string, ops []PlanOperator) (*Plan, error) {
 	p := &Plan{Namespace: ns, Steps: []*Step{}, BundleLookups: []v1alpha1.BundleLookup{}}
+	type unpack struct {
+		bundle *PlanBundle
+		lookup int
+	}
+	var unpacks []unpack
 	for _, op := range ops {
 		if op.Bundle.Image == "" {
 			steps, err := PlanSteps(op.Bundle, ns, op.Source, op.Replaces)
@@ -478,6 +526,9 @@ func NewPlan(ns string, ops []PlanOperator) (*Plan, error) {
 				return nil, err
 			}
 			p.BundleLookups = append(p.BundleLookups, l)
+			if op.Unpacked != nil {
+				unpacks = append(unpacks, unpack{op.Unpacked, len(p.BundleLookups) - 1})
+			}
 		}
 		if op.NewSubscription {
 			s, err := SubscriptionStep(ns, op.Bundle.Package, op.Channel, op.Source, op.Bundle.Name)
@@ -488,5 +539,87 @@ func NewPlan(ns string, ops []PlanOperator) (*Plan, error) {
 		}
 	}
 	p.Steps = OrderSteps(p.Steps)
+	p.Applied = append([]*Step(nil), p.Steps...)
+	for _, u := range unpacks {
+		l := &p.BundleLookups[u.lookup]
+		steps, applied, err := UnpackedSteps(u.bundle, l, ns)
+		if err != nil {
+			return nil, fmt.Errorf("failed to turn bundle into steps: %v", err)
+		}
+		l.Conditions = nil
+		p.Steps = append(p.Steps, steps...)
+		p.Applied = append(p.Applied, applied...)
+	}
 	return p, nil
+}
+
+// UnpackedSteps returns the steps OLM adds to the InstallPlan for a bundle
+// with an image once its unpack Job has copied the image's manifests into
+// a ConfigMap (catalog/operator.go: unpackBundles): NewStepsFromBundle
+// over the unpacked bundle, whose steps resolve the CSV's own name, whose
+// CSV carries the BundleLookup's properties and replaces what the lookup
+// replaces. image is the bundle read from its image (as `opm render`
+// reads it: manifests in file-name order, which is the order of the
+// ConfigMap's keys OLM reads them in). applied are the steps with their
+// manifests, as OLM applies them; steps are the same with each manifest
+// replaced by the reference to the ConfigMap OLM records in the
+// InstallPlan.
+func UnpackedSteps(image *PlanBundle, lookup *v1alpha1.BundleLookup, ns string) (steps, applied []*Step, err error) {
+	unpacked := *image
+	unpacked.Name = ""
+	if image.CSVJSON != nil {
+		u := &unstructured.Unstructured{}
+		if err := json.Unmarshal(image.CSVJSON, u); err == nil {
+			unpacked.Name = u.GetName()
+		}
+	}
+	unpacked.Properties = nil
+	if lookup.Properties != "" {
+		var anno struct {
+			Properties []struct {
+				Type  string          `json:"type"`
+				Value json.RawMessage `json:"value"`
+			} `json:"properties,omitempty"`
+		}
+		if err := json.Unmarshal([]byte(lookup.Properties), &anno); err != nil {
+			return nil, nil, fmt.Errorf("failed to load bundle properties for %q: failed to unmarshal properties annotation: %w", lookup.Identifier, err)
+		}
+		for _, p := range anno.Properties {
+			unpacked.Properties = append(unpacked.Properties, property.Property{Type: p.Type, Value: p.Value})
+		}
+	}
+	var src CatalogRef
+	if lookup.CatalogSourceRef != nil {
+		src = CatalogRef{Name: lookup.CatalogSourceRef.Name, Namespace: lookup.CatalogSourceRef.Namespace}
+	}
+	applied, err = PlanSteps(&unpacked, ns, src, lookup.Replaces)
+	if err != nil {
+		return nil, nil, err
+	}
+	ref, err := json.Marshal(&struct {
+		Kind                   string `json:"kind"`
+		Name                   string `json:"name"`
+		Namespace              string `json:"namespace"`
+		CatalogSourceName      string `json:"catalogSourceName"`
+		CatalogSourceNamespace string `json:"catalogSourceNamespace"`
+		Replaces               string `json:"replaces"`
+		Properties             string `json:"properties"`
+	}{"ConfigMap", UnpackConfigMapName(lookup.Path), src.Namespace, src.Name, src.Namespace, lookup.Replaces, lookup.Properties})
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, a := range applied {
+		s := *a
+		s.Resource.Manifest = string(ref)
+		steps = append(steps, &s)
+	}
+	return steps, applied, nil
+}
+
+// UnpackConfigMapName is the name of the ConfigMap OLM unpacks a bundle
+// image into, in the CatalogSource's namespace: the SHA-256 of the image
+// reference in hex, its last character cut (63 characters).
+func UnpackConfigMapName(image string) string {
+	h := fmt.Sprintf("%x", sha256.Sum256([]byte(image)))
+	return h[:len(h)-1]
 }

@@ -3,7 +3,9 @@ package cluster
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/fastopm/fastopm/alpha/declcfg"
 	"github.com/fastopm/fastopm/alpha/property"
+	"github.com/fastopm/fastopm/pkg/bundle"
 )
 
 // planFixture is the catalog of testdata/plan, read once.
@@ -406,4 +409,132 @@ func TestNewPlanError(t *testing.T) {
 	if err == nil || err.Error() != "failed to turn bundle into steps: unrecognized install strategy" {
 		t.Errorf("error %v", err)
 	}
+}
+
+// olmUnpacked is one line of testdata/plan/olm-unpacked.jsonl: OLM's steps
+// for a bundle directory of testdata/bundles unpacked as from its image.
+type olmUnpacked struct {
+	Bundle  string                `json:"bundle"`
+	Lookup  v1alpha1.BundleLookup `json:"lookup"`
+	Steps   []*Step               `json:"steps"`
+	Applied []string              `json:"appliedManifestSHA256"`
+	Error   string                `json:"error"`
+}
+
+// TestUnpackedStepsMatchOLM compares UnpackedSteps with the steps OLM
+// v0.46.0 adds for a bundle with an image once unpacked, over the real
+// bundle directories of testdata/bundles read as `opm render` reads a
+// bundle image: the steps as the InstallPlan records them (references to
+// the ConfigMap), and the manifests OLM applies (their SHA-256).
+func TestUnpackedStepsMatchOLM(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "plan", "olm-unpacked.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 16<<20)
+	n := 0
+	for sc.Scan() {
+		var r olmUnpacked
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		bd, _, err := bundle.RenderDir(filepath.Join("..", "..", "testdata", "bundles", r.Bundle), bundle.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", r.Bundle, err)
+		}
+		pb, err := NewUnpackedBundle(bd)
+		if err != nil {
+			t.Fatalf("%s: %v", r.Bundle, err)
+		}
+		steps, applied, err := UnpackedSteps(pb, &r.Lookup, "operators")
+		if r.Error != "" || err != nil {
+			if err == nil || err.Error() != r.Error {
+				t.Errorf("%s: error %v, OLM's %q", r.Bundle, err, r.Error)
+			}
+			continue
+		}
+		ordered := objectSteps(pb)
+		compareBundleSteps(t, r.Bundle, r.Steps, steps, ordered)
+		if len(applied) != len(r.Applied) {
+			t.Errorf("%s: %d applied steps, OLM has %d", r.Bundle, len(applied), len(r.Applied))
+			continue
+		}
+		var got, want []string
+		for i, a := range applied {
+			sum := fmt.Sprintf("%x", sha256.Sum256([]byte(a.Resource.Manifest)))
+			if i < ordered && sum != r.Applied[i] {
+				t.Errorf("%s: the manifest of step %d (%s %s) differs from OLM's", r.Bundle, i, a.Resource.Kind, a.Resource.Name)
+			}
+			got, want = append(got, sum), append(want, r.Applied[i])
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: the manifests of the generated RBAC differ from OLM's", r.Bundle)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n != 28 {
+		t.Errorf("%d bundles compared, want the 28 of testdata/bundles", n)
+	}
+}
+
+// TestNewPlanUnpacked checks where NewPlan puts the steps of a bundle with
+// an image whose content is given, as OLM's unpackBundles does: after the
+// ordered steps, manifests replaced by references, the lookup's
+// conditions gone; Applied holds the manifests.
+func TestNewPlanUnpacked(t *testing.T) {
+	f := loadPlanFixture(t)
+	bd, _, err := bundle.RenderDir(filepath.Join("..", "..", "testdata", "bundles", "hyperfoil-bundle-0.26.0"), bundle.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	image, err := NewUnpackedBundle(bd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := CatalogRef{"fixture", "plan-ns"}
+	p, err := NewPlan("plan-ns", []PlanOperator{
+		{Bundle: f.bundles["imaged.v1.0.0"], Source: src, Channel: "stable", Unpacked: image},
+		{Bundle: f.bundles["a.v1"], Source: src, Channel: "alpha", NewSubscription: true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.BundleLookups) != 1 || p.BundleLookups[0].Conditions != nil || p.BundleLookups[0].Path != "quay.io/example/imaged-bundle:v1.0.0" {
+		t.Errorf("lookups %+v", p.BundleLookups)
+	}
+	if len(p.Steps) != len(p.Applied) || len(p.Steps) != 8+9 {
+		t.Fatalf("%d steps, %d applied", len(p.Steps), len(p.Applied))
+	}
+	// a.v1's 7 steps and its Subscription, ordered; then hyperfoil's 9,
+	// not reordered (its CSV comes after a.v1's Subscription).
+	if p.Steps[0].Resolving != "a.v1" || p.Steps[7].Resource.Kind != KindSubscription || p.Steps[8].Resource.Kind != KindCSV {
+		t.Errorf("order: %v", kindsOf(p.Steps))
+	}
+	ref := `{"kind":"ConfigMap","name":"` + UnpackConfigMapName("quay.io/example/imaged-bundle:v1.0.0") + `","namespace":"plan-ns","catalogSourceName":"fixture","catalogSourceNamespace":"plan-ns","replaces":"",`
+	for i, s := range p.Steps[8:] {
+		if !strings.HasPrefix(s.Resource.Manifest, ref) || s.Resolving != "hyperfoil-operator.v0.26.0" {
+			t.Errorf("step %d: %s", 8+i, s.Resource.Manifest)
+		}
+		if a := p.Applied[8+i]; a.Resource.Name != s.Resource.Name || a.Resource.Manifest == s.Resource.Manifest {
+			t.Errorf("applied step %d: %.80s", 8+i, a.Resource.Manifest)
+		}
+	}
+	if len(UnpackConfigMapName("x")) != 63 {
+		t.Error("the ConfigMap name is not 63 characters")
+	}
+}
+
+func kindsOf(steps []*Step) []string {
+	var out []string
+	for _, s := range steps {
+		out = append(out, s.Resolving+":"+s.Resource.Kind)
+	}
+	return out
 }
