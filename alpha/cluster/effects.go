@@ -230,14 +230,14 @@ func (s *State) crdEffect(e Effect, st *Step) Effect {
 	if version == "v1beta1" {
 		v1beta1Note = "; the CRD is apiextensions.k8s.io/v1beta1, which Kubernetes 1.22 and later (OpenShift 4.9 and later) no longer serve: there OLM's create or update fails, and the plan with it"
 	}
-	checks := "existing custom resources are validated against the new schema (the state holds none: not checked"
+	checks := "existing custom resources must validate against the new schema (the state holds none: not checked"
 	if webhookConversion {
 		checks += "; with the new CRD's Webhook conversion a failure is only a warning"
 	}
-	checks += ") and no version listed in the existing CRD's status.storedVersions may be missing from the new one"
+	checks += "), and no stored version (status.storedVersions) may be dropped"
 	if len(s.CRDs) == 0 {
 		e.Action = ActionUnknown
-		e.Detail = "unknown: the state holds no CustomResourceDefinition; OLM creates it and waits until it is established, or, if it exists, updates it after its checks: " + checks + v1beta1Note
+		e.Detail = "unknown: the state holds no CustomResourceDefinition; OLM creates it, or updates it if it exists after its checks: " + checks + v1beta1Note
 		return e
 	}
 	old := s.CRD(st.Resource.Name)

@@ -324,7 +324,7 @@ func ruleFlags(r rbacv1.PolicyRule) []string {
 	if verb("bind") && rbacRoles {
 		flags = append(flags, FlagBind)
 	}
-	if verb("impersonate") && group("", "authentication.k8s.io") && res("users", "groups", "serviceaccounts", "userextras", "uids") {
+	if verb("impersonate") && group("", "authentication.k8s.io") && res(impersonable...) {
 		flags = append(flags, FlagImpersonate)
 	}
 	if group(rbacv1.GroupName) && res("roles", "clusterroles", "rolebindings", "clusterrolebindings") &&
@@ -418,10 +418,15 @@ func bundleRBAC(p *OperatorPermissions, steps []*Step, resolving string) {
 		if ref == "" {
 			ref = "an empty roleRef"
 		}
+		flags := []string{FlagBundleBinding}
+		if b.ref.Kind == "ClusterRole" && b.ref.Name == "cluster-admin" {
+			// Every verb on every resource: the rule of cluster-admin.
+			flags = append([]string{FlagClusterAdmin}, flags...)
+		}
 		p.Rules = append(p.Rules, Rule{
 			Scope: scope, Source: "bundle " + b.kind + " " + b.name, BoundTo: subs, Verbs: []string{},
 			RoleRef: ref,
-			Flags:   []string{FlagBundleBinding},
+			Flags:   flags,
 		})
 	}
 }
@@ -451,15 +456,24 @@ func findings(p *OperatorPermissions) []Finding {
 		}
 		return true
 	}
+	seen := map[string]bool{}
 	for _, flag := range findingOrder {
 		for _, r := range p.Rules {
-			if shown(r, flag) {
-				out = append(out, Finding{Flag: flag, Scope: r.Scope, Text: findingText(flag, r, p)})
+			if !shown(r, flag) {
+				continue
+			}
+			f := Finding{Flag: flag, Scope: r.Scope, Text: findingText(flag, r, p)}
+			if !seen[f.Text] {
+				seen[f.Text] = true
+				out = append(out, f)
 			}
 		}
 	}
 	return out
 }
+
+// impersonable are the resources the impersonate verb applies to.
+var impersonable = []string{"users", "groups", "serviceaccounts", "userextras", "uids"}
 
 // verbsText names verbs for a sentence.
 func verbsText(vs []string) string {
@@ -483,17 +497,40 @@ func findingText(flag string, r Rule, p *OperatorPermissions) string {
 	case r.Source == "permissions" && len(p.Scope.TargetNamespaces) > 0:
 		where = "in namespaces " + strings.Join(p.Scope.TargetNamespaces, ", ")
 	}
+	if r.RoleRef != "" {
+		where = "in namespace " + p.Namespace
+		if r.Scope == "cluster" {
+			where = "cluster-wide"
+		}
+	}
+	viaWildcard := ""
+	if slices.Contains(r.Verbs, "*") {
+		viaWildcard = ` (verbs "*" include it)`
+	}
 	switch flag {
 	case FlagClusterAdmin:
+		if r.RoleRef != "" {
+			return fmt.Sprintf("%s binds %s (every verb on every resource) %s to %s%s", r.Source, r.RoleRef, where, listOrNone(r.BoundTo), elsewhere(r, p))
+		}
 		return fmt.Sprintf("%s may do anything %s (verbs, resources and apiGroups \"*\")", who, where)
 	case FlagEscalate:
-		return fmt.Sprintf("%s may escalate roles %s: grant permissions it does not hold", who, where)
+		return fmt.Sprintf("%s may escalate roles %s%s: grant permissions it does not hold", who, where, viaWildcard)
 	case FlagBind:
-		return fmt.Sprintf("%s may bind roles %s: give any role it can name to any subject", who, where)
+		return fmt.Sprintf("%s may bind roles %s%s: give any role it can name to any subject", who, where, viaWildcard)
 	case FlagImpersonate:
-		return fmt.Sprintf("%s may impersonate %s %s", who, strings.Join(r.Resources, ", "), where)
+		whom := "anyone (resources \"*\")"
+		if !slices.Contains(r.Resources, "*") {
+			var rs []string
+			for _, x := range r.Resources {
+				if slices.Contains(impersonable, x) {
+					rs = append(rs, x)
+				}
+			}
+			whom = strings.Join(rs, ", ")
+		}
+		return fmt.Sprintf("%s may impersonate %s %s%s", who, whom, where, viaWildcard)
 	case FlagBundleBinding:
-		return fmt.Sprintf("%s binds %s, which the bundle does not carry, to %s", r.Source, r.RoleRef, listOrNone(r.BoundTo))
+		return fmt.Sprintf("%s binds %s, which the bundle does not carry, %s to %s%s%s", r.Source, r.RoleRef, where, listOrNone(r.BoundTo), knownRole(r.RoleRef), elsewhere(r, p))
 	case FlagRBACWrite:
 		return fmt.Sprintf("%s may %s %s %s", who, verbsText(r.Verbs), strings.Join(r.Resources, ", "), where)
 	case FlagSecrets:
@@ -512,6 +549,38 @@ func findingText(flag string, r Rule, p *OperatorPermissions) string {
 		return fmt.Sprintf("%s may %s the non-resource URLs %s", who, verbsText(r.Verbs), strings.Join(r.NonResourceURLs, ", "))
 	}
 	return flag
+}
+
+// elsewhere notes the subjects of a bundle's binding that live in another
+// namespace than the operator's: the bundle names them, so they do not
+// follow the namespace it is installed in.
+func elsewhere(r Rule, p *OperatorPermissions) string {
+	var other []string
+	for _, b := range r.BoundTo {
+		kind, rest, _ := strings.Cut(b, " ")
+		if ns, _, ok := strings.Cut(rest, "/"); ok && kind == "ServiceAccount" && ns != p.Namespace && !slices.Contains(other, ns) {
+			other = append(other, ns)
+		}
+	}
+	if len(other) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (in namespace %s, not the operator's %s: the bundle names it)", strings.Join(other, ", "), p.Namespace)
+}
+
+// knownRole says what a well-known role a bundle binds grants.
+func knownRole(ref string) string {
+	switch ref {
+	case "ClusterRole admin", "ClusterRole edit":
+		return " (read and write access to most namespaced resources)"
+	case "ClusterRole view":
+		return " (read access to most namespaced resources, not secrets)"
+	case "ClusterRole system:image-puller":
+		return " (pull images from the namespace's image streams)"
+	case "ClusterRole system:openshift:scc:privileged":
+		return " (use of OpenShift's privileged SecurityContextConstraints: privileged pods, host access)"
+	}
+	return ""
 }
 
 func groupsText(gs []string) string {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
+	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -165,5 +166,49 @@ func TestPermissionsText(t *testing.T) {
 		if !bytes.Contains(js, []byte(k)) {
 			t.Errorf("JSON has no %s: %s", k, js)
 		}
+	}
+}
+
+// TestPermissionsBundleBindings covers the RBAC objects bundles carry
+// besides the install strategy: real catalogs bind cluster-admin (8
+// bundles of certified-operators-v4.16), OpenShift's privileged SCC (26)
+// and system:image-puller (82), and bind their own ClusterRoles.
+func TestPermissionsBundleBindings(t *testing.T) {
+	f := loadPlanFixture(t)
+	steps := planOf(t, f, "ns", "a.v1")
+	add := func(kind, name, manifest string) {
+		steps = append(steps, &Step{Resolving: "a.v1", Resource: v1alpha1.StepResource{Kind: kind, Name: name, Manifest: manifest}})
+	}
+	add("ClusterRoleBinding", "a-admin", `{"kind":"ClusterRoleBinding","metadata":{"name":"a-admin"},"roleRef":{"kind":"ClusterRole","name":"cluster-admin"},"subjects":[{"kind":"ServiceAccount","name":"a-sa","namespace":"vendor-ns"}]}`)
+	add("RoleBinding", "a-scc", `{"kind":"RoleBinding","metadata":{"name":"a-scc"},"roleRef":{"kind":"ClusterRole","name":"system:openshift:scc:privileged"},"subjects":[{"kind":"ServiceAccount","name":"a-sa"}]}`)
+	add("ClusterRole", "a-reader", `{"kind":"ClusterRole","metadata":{"name":"a-reader"},"rules":[{"apiGroups":[""],"resources":["secrets"],"verbs":["list"]}]}`)
+	add("RoleBinding", "a-reader", `{"kind":"RoleBinding","metadata":{"name":"a-reader"},"roleRef":{"kind":"ClusterRole","name":"a-reader"},"subjects":[{"kind":"ServiceAccount","name":"a-sa","namespace":"ns"}]}`)
+	p := permissionsOf(t, steps, nil)[0]
+	got := ruleFlagsOf(p)
+	want := []string{
+		"cluster clusterPermissions test-sa: ",
+		"namespace permissions test-sa: ",
+		// A ClusterRole bound by a RoleBinding grants in the namespace only.
+		"namespace bundle ClusterRole a-reader : secrets",
+		"cluster bundle ClusterRoleBinding a-admin : all-access,bundle-binding",
+		"namespace bundle RoleBinding a-scc : bundle-binding",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("rules:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	var texts []string
+	for _, fd := range p.Findings {
+		texts = append(texts, fd.Text)
+	}
+	wantTexts := []string{
+		"bundle ClusterRoleBinding a-admin binds ClusterRole cluster-admin (every verb on every resource) cluster-wide to ServiceAccount vendor-ns/a-sa (in namespace vendor-ns, not the operator's ns: the bundle names it)",
+		"bundle RoleBinding a-scc binds ClusterRole system:openshift:scc:privileged, which the bundle does not carry, in namespace ns to ServiceAccount a-sa (use of OpenShift's privileged SecurityContextConstraints: privileged pods, host access)",
+		"bundle ClusterRole a-reader may list secrets in namespace ns",
+	}
+	if !slices.Equal(texts, wantTexts) {
+		t.Errorf("findings:\n%s\nwant\n%s", strings.Join(texts, "\n"), strings.Join(wantTexts, "\n"))
+	}
+	if r := p.Rules[2]; !slices.Equal(r.BoundTo, []string{"ServiceAccount ns/a-sa (by RoleBinding a-reader)"}) {
+		t.Errorf("bound to %q", r.BoundTo)
 	}
 }
