@@ -579,6 +579,11 @@ func knownRole(ref string) string {
 		return " (pull images from the namespace's image streams)"
 	case "ClusterRole system:openshift:scc:privileged":
 		return " (use of OpenShift's privileged SecurityContextConstraints: privileged pods, host access)"
+	case "ClusterRole system:openshift:scc:anyuid":
+		return " (use of OpenShift's anyuid SecurityContextConstraints: pods may run as any user, root included)"
+	}
+	if scc, ok := strings.CutPrefix(ref, "ClusterRole system:openshift:scc:"); ok {
+		return " (use of OpenShift's " + scc + " SecurityContextConstraints)"
 	}
 	return ""
 }

@@ -212,3 +212,18 @@ func TestPermissionsBundleBindings(t *testing.T) {
 		t.Errorf("bound to %q", r.BoundTo)
 	}
 }
+
+func TestKnownRole(t *testing.T) {
+	for ref, want := range map[string]string{
+		"ClusterRole system:openshift:scc:anyuid":      "anyuid SecurityContextConstraints: pods may run as any user",
+		"ClusterRole system:openshift:scc:hostnetwork": "use of OpenShift's hostnetwork SecurityContextConstraints",
+		"ClusterRole view":                             "not secrets",
+		"Role system:openshift:scc:anyuid":             "",
+		"ClusterRole vendor-role":                      "",
+	} {
+		got := knownRole(ref)
+		if (want == "") != (got == "") || !strings.Contains(got, want) {
+			t.Errorf("knownRole(%s) = %q", ref, got)
+		}
+	}
+}
