@@ -187,6 +187,21 @@ func groupVersion(group, version string) string {
 // a CRD that exists is updated after two checks, the second of which the
 // state can make.
 func (s *State) crdEffect(e Effect, st *Step) Effect {
+	if IsUnpackedReference(st.Resource.Manifest) {
+		// The CRD is in the ConfigMap: only whether it exists is known.
+		switch old := s.CRD(st.Resource.Name); {
+		case len(s.CRDs) == 0:
+			e.Action = ActionUnknown
+			e.Detail = "unknown: the state holds no CustomResourceDefinition, and the manifest is in the unpacked bundle's ConfigMap; OLM creates it, or updates it if it exists after its checks"
+		case old == nil:
+			e.Action, e.Status = ActionCreate, v1alpha1.StepStatusWaitingForAPI
+			e.Detail = fmt.Sprintf("not among the state's %d CRDs: OLM creates it (the manifest is in the unpacked bundle's ConfigMap)", len(s.CRDs))
+		default:
+			e.Action, e.Status = ActionUpdate, v1alpha1.StepStatusPresent
+			e.Detail = "the CRD exists: OLM updates it after its checks (the manifest is in the unpacked bundle's ConfigMap: the stored versions are not checked here)"
+		}
+		return e
+	}
 	u := &unstructured.Unstructured{}
 	if err := k8syaml.NewYAMLOrJSONDecoder(strings.NewReader(st.Resource.Manifest), 10).Decode(u); err != nil {
 		e.Action = ActionFail

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -8,6 +9,8 @@ import (
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fastopm/fastopm/pkg/bundle"
 )
 
 func crdObj(name string, stored ...string) *apiextensionsv1.CustomResourceDefinition {
@@ -160,5 +163,44 @@ func TestIsSupportedKind(t *testing.T) {
 		if got := IsSupportedKind(kind); got != want {
 			t.Errorf("IsSupportedKind(%s) = %v", kind, got)
 		}
+	}
+}
+
+// TestReferences: the steps of an unpacked bundle as the InstallPlan
+// holds them carry references, not manifests.
+func TestReferences(t *testing.T) {
+	f := loadPlanFixture(t)
+	bd, _, err := bundle.RenderDir(filepath.Join("..", "..", "testdata", "bundles", "hyperfoil-bundle-0.26.0"), bundle.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	image, err := NewUnpackedBundle(bd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPlan("ns", []PlanOperator{{Bundle: f.bundles["imaged.v1.0.0"], Source: CatalogRef{"fixture", "olm"}, Unpacked: image}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range p.Steps {
+		if !IsUnpackedReference(s.Resource.Manifest) || IsUnpackedReference(p.Applied[i].Resource.Manifest) {
+			t.Errorf("step %d: reference %v, applied reference %v", i, IsUnpackedReference(s.Resource.Manifest), IsUnpackedReference(p.Applied[i].Resource.Manifest))
+		}
+	}
+	if _, err := Permissions(p.Steps, nil); err == nil || !strings.Contains(err.Error(), "Plan.Applied") {
+		t.Errorf("Permissions of references: %v", err)
+	}
+	if ps, err := Permissions(p.Applied, nil); err != nil || len(ps) != 1 || len(ps[0].Rules) == 0 {
+		t.Errorf("Permissions of the applied steps: %v, %+v", err, ps)
+	}
+	s := &State{CRDs: []*apiextensionsv1.CustomResourceDefinition{crdObj("hyperfoils.hyperfoil.io", "v1alpha1", "v1alpha2")}}
+	if e := effectOf(t, s.Effects("ns", p.Steps), KindCRD, "hyperfoils.hyperfoil.io"); e.Action != ActionUpdate || !strings.Contains(e.Detail, "ConfigMap") {
+		t.Errorf("CRD reference: %+v", e)
+	}
+	if e := effectOf(t, (&State{}).Effects("ns", p.Steps), KindCRD, "hyperfoils.hyperfoil.io"); e.Action != ActionUnknown {
+		t.Errorf("CRD reference, no CRDs: %+v", e)
+	}
+	if e := effectOf(t, s.Effects("ns", p.Applied), KindCRD, "hyperfoils.hyperfoil.io"); e.Action != ActionFail {
+		t.Errorf("CRD manifest dropping the stored v1alpha1: %+v", e)
 	}
 }

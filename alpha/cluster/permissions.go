@@ -143,6 +143,9 @@ func Permissions(steps []*Step, s *State) ([]OperatorPermissions, error) {
 		if st.Resource.Kind != KindCSV {
 			continue
 		}
+		if IsUnpackedReference(st.Resource.Manifest) {
+			return nil, fmt.Errorf("step %d: CSV %s: the manifest is a reference to the ConfigMap of an unpacked bundle, not the CSV (give the steps with their manifests: Plan.Applied)", i, st.Resource.Name)
+		}
 		var csv v1alpha1.ClusterServiceVersion
 		if err := json.Unmarshal([]byte(st.Resource.Manifest), &csv); err != nil {
 			return nil, fmt.Errorf("step %d: CSV %s: %w", i, st.Resource.Name, err)

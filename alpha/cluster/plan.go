@@ -616,6 +616,23 @@ func UnpackedSteps(image *PlanBundle, lookup *v1alpha1.BundleLookup, ns string) 
 	return steps, applied, nil
 }
 
+// IsUnpackedReference reports whether a step's manifest is OLM's
+// reference to the ConfigMap it unpacked a bundle image into (as
+// InstallPlans hold them for bundles with an image), not the object.
+func IsUnpackedReference(manifest string) bool {
+	if !strings.HasPrefix(manifest, `{"kind":"ConfigMap"`) {
+		return false
+	}
+	var ref struct {
+		Kind, Name, Namespace, CatalogSourceName, CatalogSourceNamespace string
+	}
+	if json.Unmarshal([]byte(manifest), &ref) != nil {
+		return false
+	}
+	// OLM's refForStep: all of these set.
+	return ref.Kind == "ConfigMap" && ref.Name != "" && ref.Namespace != "" && ref.CatalogSourceName != "" && ref.CatalogSourceNamespace != ""
+}
+
 // UnpackConfigMapName is the name of the ConfigMap OLM unpacks a bundle
 // image into, in the CatalogSource's namespace: the SHA-256 of the image
 // reference in hex, its last character cut (63 characters).
