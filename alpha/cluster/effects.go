@@ -3,6 +3,7 @@ package cluster
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -278,4 +279,29 @@ func (s *State) crdEffect(e Effect, st *Step) Effect {
 	e.Action, e.Status = ActionUpdate, v1alpha1.StepStatusPresent
 	e.Detail = "the CRD exists: OLM updates it after its checks: " + checks + fmt.Sprintf(" (stored versions %s: kept)", strings.Join(old.Status.StoredVersions, ", ")) + v1beta1Note
 	return e
+}
+
+// WriteStepsText writes a plan's steps for a reader, one per line: index,
+// kind, name, group/version, resolved CSV and, when effects are given
+// (one per step, as Effects returns them), what executing the step does
+// and why.
+func WriteStepsText(w io.Writer, steps []*Step, effects []Effect) error {
+	var b strings.Builder
+	for i, s := range steps {
+		gv := groupVersion(s.Resource.Group, s.Resource.Version)
+		fmt.Fprintf(&b, "%3d %s %s (%s) for %s", i, s.Resource.Kind, s.Resource.Name, gv, s.Resolving)
+		if i < len(effects) {
+			e := effects[i]
+			fmt.Fprintf(&b, ": %s", e.Action)
+			if e.NotReached {
+				b.WriteString(", not reached")
+			}
+			if e.Detail != "" {
+				fmt.Fprintf(&b, "\n      %s", e.Detail)
+			}
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

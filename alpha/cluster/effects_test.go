@@ -204,3 +204,26 @@ func TestReferences(t *testing.T) {
 		t.Errorf("CRD manifest dropping the stored v1alpha1: %+v", e)
 	}
 }
+
+func TestWriteStepsText(t *testing.T) {
+	f := loadPlanFixture(t)
+	steps := planOf(t, f, "ns", "a.v1")
+	var b strings.Builder
+	if err := WriteStepsText(&b, steps, (&State{}).Effects("ns", steps)); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) != 2*len(steps) {
+		t.Fatalf("%d lines for %d steps:\n%s", len(lines), len(steps), b.String())
+	}
+	if want := "  0 ClusterServiceVersion a.v1 (operators.coreos.com/v1alpha1) for a.v1: create"; lines[0] != want {
+		t.Errorf("first line %q, want %q", lines[0], want)
+	}
+	if lines[4] != "  2 ServiceAccount test-sa (v1) for a.v1: unknown" || !strings.HasPrefix(lines[5], "      unknown: the state holds no ServiceAccount") {
+		t.Errorf("lines %q", lines[4:6])
+	}
+	b.Reset()
+	if err := WriteStepsText(&b, steps[:1], nil); err != nil || b.String() != "  0 ClusterServiceVersion a.v1 (operators.coreos.com/v1alpha1) for a.v1\n" {
+		t.Errorf("without effects: %q, %v", b.String(), err)
+	}
+}
