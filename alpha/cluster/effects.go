@@ -168,7 +168,7 @@ func (s *State) effect(ns string, st *Step) Effect {
 			e.Namespace = ""
 		}
 		e = unknown(kind)
-		e.Detail += fmt.Sprintf("; its API (%s) must be served by the cluster, or the step fails", groupVersion(st.Resource.Group, st.Resource.Version))
+		e.Detail += fmt.Sprintf("; its API (%s) must be served by the cluster, or the step fails", stepGroupVersion(st.Resource.Group, st.Resource.Version))
 		return e
 	}
 	e.Namespace = ""
@@ -177,7 +177,7 @@ func (s *State) effect(ns string, st *Step) Effect {
 	return e
 }
 
-func groupVersion(group, version string) string {
+func stepGroupVersion(group, version string) string {
 	if group == "" {
 		return version
 	}
@@ -288,7 +288,7 @@ func (s *State) crdEffect(e Effect, st *Step) Effect {
 func WriteStepsText(w io.Writer, steps []*Step, effects []Effect) error {
 	var b strings.Builder
 	for i, s := range steps {
-		gv := groupVersion(s.Resource.Group, s.Resource.Version)
+		gv := stepGroupVersion(s.Resource.Group, s.Resource.Version)
 		fmt.Fprintf(&b, "%3d %s %s (%s) for %s", i, s.Resource.Kind, s.Resource.Name, gv, s.Resolving)
 		if i < len(effects) {
 			e := effects[i]

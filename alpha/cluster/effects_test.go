@@ -13,7 +13,7 @@ import (
 	"github.com/fastopm/fastopm/pkg/bundle"
 )
 
-func crdObj(name string, stored ...string) *apiextensionsv1.CustomResourceDefinition {
+func planCRD(name string, stored ...string) *apiextensionsv1.CustomResourceDefinition {
 	c := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	c.Status.StoredVersions = stored
 	return c
@@ -78,11 +78,11 @@ func TestEffects(t *testing.T) {
 			action: ActionPresent, status: v1alpha1.StepStatusPresent, notReached: true},
 		{name: "no CRDs in the state", state: &State{}, kind: KindCRD, obj: "things.example.com", action: ActionUnknown,
 			detail: "unknown: the state holds no CustomResourceDefinition", namespace: ""},
-		{name: "CRD not among the state's", state: &State{CRDs: []*apiextensionsv1.CustomResourceDefinition{crdObj("other.example.com", "v1")}},
+		{name: "CRD not among the state's", state: &State{CRDs: []*apiextensionsv1.CustomResourceDefinition{planCRD("other.example.com", "v1")}},
 			kind: KindCRD, obj: "things.example.com", action: ActionCreate, status: v1alpha1.StepStatusWaitingForAPI, detail: "not among the state's 1 CRDs"},
-		{name: "CRD update keeps the stored versions", state: &State{CRDs: []*apiextensionsv1.CustomResourceDefinition{crdObj("things.example.com", "v1")}},
+		{name: "CRD update keeps the stored versions", state: &State{CRDs: []*apiextensionsv1.CustomResourceDefinition{planCRD("things.example.com", "v1")}},
 			kind: KindCRD, obj: "things.example.com", action: ActionUpdate, status: v1alpha1.StepStatusPresent, detail: "stored versions v1: kept"},
-		{name: "CRD update drops a stored version", state: &State{CRDs: []*apiextensionsv1.CustomResourceDefinition{crdObj("things.example.com", "v1alpha1", "v1")}},
+		{name: "CRD update drops a stored version", state: &State{CRDs: []*apiextensionsv1.CustomResourceDefinition{planCRD("things.example.com", "v1alpha1", "v1")}},
 			kind: KindCRD, obj: "things.example.com", action: ActionFail,
 			detail: `risk of data loss updating "things.example.com": new CRD removes version v1alpha1 that is listed as a stored version on the existing CRD`},
 		{name: "ServiceAccount", state: &State{}, kind: "ServiceAccount", obj: "b-operator", action: ActionUnknown,
@@ -132,7 +132,7 @@ func TestEffectsCRDVersions(t *testing.T) {
 	st := func(manifest string) []*Step {
 		return []*Step{{Resolving: "x.v1", Resource: v1alpha1.StepResource{Kind: KindCRD, Name: "things.example.com", Manifest: manifest}}}
 	}
-	s := &State{CRDs: []*apiextensionsv1.CustomResourceDefinition{crdObj("things.example.com", "v1")}}
+	s := &State{CRDs: []*apiextensionsv1.CustomResourceDefinition{planCRD("things.example.com", "v1")}}
 	e := s.Effects("ns", st(`{"apiVersion":"apiextensions.k8s.io/v2","kind":"CustomResourceDefinition","metadata":{"name":"things.example.com"}}`))[0]
 	if e.Action != ActionFail || !strings.Contains(e.Detail, "CRD APIVersion from manifest not supported: v2") {
 		t.Errorf("v2: %+v", e)
@@ -193,7 +193,7 @@ func TestReferences(t *testing.T) {
 	if ps, err := Permissions(p.Applied, nil); err != nil || len(ps) != 1 || len(ps[0].Rules) == 0 {
 		t.Errorf("Permissions of the applied steps: %v, %+v", err, ps)
 	}
-	s := &State{CRDs: []*apiextensionsv1.CustomResourceDefinition{crdObj("hyperfoils.hyperfoil.io", "v1alpha1", "v1alpha2")}}
+	s := &State{CRDs: []*apiextensionsv1.CustomResourceDefinition{planCRD("hyperfoils.hyperfoil.io", "v1alpha1", "v1alpha2")}}
 	if e := effectOf(t, s.Effects("ns", p.Steps), KindCRD, "hyperfoils.hyperfoil.io"); e.Action != ActionUpdate || !strings.Contains(e.Detail, "ConfigMap") {
 		t.Errorf("CRD reference: %+v", e)
 	}

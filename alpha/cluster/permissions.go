@@ -513,7 +513,7 @@ func findingText(flag string, r Rule, p *OperatorPermissions) string {
 	switch flag {
 	case FlagClusterAdmin:
 		if r.RoleRef != "" {
-			return fmt.Sprintf("%s binds %s (every verb on every resource) %s to %s%s", r.Source, r.RoleRef, where, listOrNone(r.BoundTo), elsewhere(r, p))
+			return fmt.Sprintf("%s binds %s (every verb on every resource) %s to %s%s", r.Source, r.RoleRef, where, permList(r.BoundTo), elsewhere(r, p))
 		}
 		return fmt.Sprintf("%s may do anything %s (verbs, resources and apiGroups \"*\")", who, where)
 	case FlagEscalate:
@@ -533,7 +533,7 @@ func findingText(flag string, r Rule, p *OperatorPermissions) string {
 		}
 		return fmt.Sprintf("%s may impersonate %s %s%s", who, whom, where, viaWildcard)
 	case FlagBundleBinding:
-		return fmt.Sprintf("%s binds %s, which the bundle does not carry, %s to %s%s%s", r.Source, r.RoleRef, where, listOrNone(r.BoundTo), knownRole(r.RoleRef), elsewhere(r, p))
+		return fmt.Sprintf("%s binds %s, which the bundle does not carry, %s to %s%s%s", r.Source, r.RoleRef, where, permList(r.BoundTo), knownRole(r.RoleRef), elsewhere(r, p))
 	case FlagRBACWrite:
 		return fmt.Sprintf("%s may %s %s %s", who, verbsText(r.Verbs), strings.Join(r.Resources, ", "), where)
 	case FlagSecrets:
@@ -619,7 +619,7 @@ func WritePermissionsText(w io.Writer, ps []OperatorPermissions) error {
 			fmt.Fprintf(&b, ", replacing %s", p.Replaces)
 		}
 		b.WriteString("\n")
-		fmt.Fprintf(&b, "  service accounts: %s\n", listOrNone(p.ServiceAccounts))
+		fmt.Fprintf(&b, "  service accounts: %s\n", permList(p.ServiceAccounts))
 		fmt.Fprintf(&b, "  %d cluster-wide rules, %d namespaced rules; %s\n", p.ClusterRules, p.NamespacedRules, scopeText(p))
 		if len(p.Findings) == 0 {
 			b.WriteString("  findings: none\n")
@@ -657,7 +657,7 @@ func WritePermissionsText(w io.Writer, ps []OperatorPermissions) error {
 	return err
 }
 
-func listOrNone(xs []string) string {
+func permList(xs []string) string {
 	if len(xs) == 0 {
 		return "none"
 	}

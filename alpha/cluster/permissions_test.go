@@ -18,7 +18,7 @@ import (
 
 var updatePermissions = flag.Bool("update-permissions", false, "rewrite testdata/plan/permissions.txt")
 
-func og(ns string, spec operatorsv1.OperatorGroupSpec, status ...string) *operatorsv1.OperatorGroup {
+func permOG(ns string, spec operatorsv1.OperatorGroupSpec, status ...string) *operatorsv1.OperatorGroup {
 	return &operatorsv1.OperatorGroup{ObjectMeta: metav1.ObjectMeta{Name: "og", Namespace: ns}, Spec: spec,
 		Status: operatorsv1.OperatorGroupStatus{Namespaces: status}}
 }
@@ -97,11 +97,11 @@ func TestPermissionsScope(t *testing.T) {
 		targets    []string
 		nsScope    string
 	}{
-		{"all namespaces (status)", og("ns", operatorsv1.OperatorGroupSpec{}, ""), true, true, nil, "cluster"},
-		{"all namespaces (no selector)", og("ns", operatorsv1.OperatorGroupSpec{}), true, true, nil, "cluster"},
-		{"own namespace", og("ns", operatorsv1.OperatorGroupSpec{TargetNamespaces: []string{"ns"}}), false, true, []string{"ns"}, "namespace"},
-		{"several namespaces (status)", og("ns", operatorsv1.OperatorGroupSpec{}, "b", "a"), false, true, []string{"a", "b"}, "namespace"},
-		{"selector without status", og("ns", operatorsv1.OperatorGroupSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"x": "y"}}}), false, false, nil, "namespace"},
+		{"all namespaces (status)", permOG("ns", operatorsv1.OperatorGroupSpec{}, ""), true, true, nil, "cluster"},
+		{"all namespaces (no selector)", permOG("ns", operatorsv1.OperatorGroupSpec{}), true, true, nil, "cluster"},
+		{"own namespace", permOG("ns", operatorsv1.OperatorGroupSpec{TargetNamespaces: []string{"ns"}}), false, true, []string{"ns"}, "namespace"},
+		{"several namespaces (status)", permOG("ns", operatorsv1.OperatorGroupSpec{}, "b", "a"), false, true, []string{"a", "b"}, "namespace"},
+		{"selector without status", permOG("ns", operatorsv1.OperatorGroupSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"x": "y"}}}), false, false, nil, "namespace"},
 		{"no OperatorGroup", nil, false, false, nil, "namespace"},
 	}
 	for _, tt := range tests {
@@ -136,8 +136,8 @@ func TestPermissionsScope(t *testing.T) {
 func TestPermissionsText(t *testing.T) {
 	f := loadPlanFixture(t)
 	s := &State{
-		OperatorGroups: []*operatorsv1.OperatorGroup{og("operators", operatorsv1.OperatorGroupSpec{}, "")},
-		CRDs:           []*apiextensionsv1.CustomResourceDefinition{crdObj("things.example.com", "v1alpha1")},
+		OperatorGroups: []*operatorsv1.OperatorGroup{permOG("operators", operatorsv1.OperatorGroupSpec{}, "")},
+		CRDs:           []*apiextensionsv1.CustomResourceDefinition{planCRD("things.example.com", "v1alpha1")},
 	}
 	ps := permissionsOf(t, planOf(t, f, "operators", "a.v1", "b.v1", "cluster-only.v1.1.0"), s)
 	var buf bytes.Buffer

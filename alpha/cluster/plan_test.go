@@ -85,7 +85,7 @@ func readOLMSteps(t *testing.T) []olmStepsRecord {
 	return out
 }
 
-func stepJSON(t *testing.T, s *Step) string {
+func planStepJSON(t *testing.T, s *Step) string {
 	t.Helper()
 	b, err := json.Marshal(s)
 	if err != nil {
@@ -95,7 +95,7 @@ func stepJSON(t *testing.T, s *Step) string {
 }
 
 // firstDiff shows a around the first byte where it differs from b.
-func firstDiff(a, b string) string {
+func planFirstDiff(a, b string) string {
 	i := 0
 	for i < len(a) && i < len(b) && a[i] == b[i] {
 		i++
@@ -116,20 +116,20 @@ func compareBundleSteps(t *testing.T, what string, olm, ours []*Step, ordered in
 	}
 	ordered = min(ordered, len(olm))
 	for i := 0; i < ordered; i++ {
-		if a, b := stepJSON(t, olm[i]), stepJSON(t, ours[i]); a != b {
-			t.Errorf("%s: step %d (%s %s) differs:\nOLM  …%s…\nours …%s…", what, i, olm[i].Resource.Kind, olm[i].Resource.Name, firstDiff(a, b), firstDiff(b, a))
+		if a, b := planStepJSON(t, olm[i]), planStepJSON(t, ours[i]); a != b {
+			t.Errorf("%s: step %d (%s %s) differs:\nOLM  …%s…\nours …%s…", what, i, olm[i].Resource.Kind, olm[i].Resource.Name, planFirstDiff(a, b), planFirstDiff(b, a))
 			return
 		}
 	}
 	var a, b []string
 	for i := ordered; i < len(olm); i++ {
-		a, b = append(a, stepJSON(t, olm[i])), append(b, stepJSON(t, ours[i]))
+		a, b = append(a, planStepJSON(t, olm[i])), append(b, planStepJSON(t, ours[i]))
 	}
 	slices.Sort(a)
 	slices.Sort(b)
 	for i := range a {
 		if a[i] != b[i] {
-			t.Errorf("%s: generated RBAC differs:\nOLM  …%s…\nours …%s…", what, firstDiff(a[i], b[i]), firstDiff(b[i], a[i]))
+			t.Errorf("%s: generated RBAC differs:\nOLM  …%s…\nours …%s…", what, planFirstDiff(a[i], b[i]), planFirstDiff(b[i], a[i]))
 			return
 		}
 	}
@@ -370,7 +370,7 @@ func TestNewPlanMatchesOLMResolveSteps(t *testing.T) {
 		}
 		var a, b []string
 		for i := range p.Steps {
-			a, b = append(a, stepJSON(t, o.Steps[i])), append(b, stepJSON(t, p.Steps[i]))
+			a, b = append(a, planStepJSON(t, o.Steps[i])), append(b, planStepJSON(t, p.Steps[i]))
 			if group(p.Steps[i]) != group(o.Steps[i]) {
 				t.Errorf("%s: step %d is a %s, OLM's a %s", o.Namespace, i, p.Steps[i].Resource.Kind, o.Steps[i].Resource.Kind)
 			}
@@ -379,7 +379,7 @@ func TestNewPlanMatchesOLMResolveSteps(t *testing.T) {
 		slices.Sort(b)
 		for i := range a {
 			if a[i] != b[i] {
-				t.Errorf("%s: steps differ:\nOLM  …%s…\nours …%s…", o.Namespace, firstDiff(a[i], b[i]), firstDiff(b[i], a[i]))
+				t.Errorf("%s: steps differ:\nOLM  …%s…\nours …%s…", o.Namespace, planFirstDiff(a[i], b[i]), planFirstDiff(b[i], a[i]))
 				break
 			}
 		}
@@ -515,7 +515,7 @@ func TestNewPlanUnpacked(t *testing.T) {
 	// a.v1's 7 steps and its Subscription, ordered; then hyperfoil's 9,
 	// not reordered (its CSV comes after a.v1's Subscription).
 	if p.Steps[0].Resolving != "a.v1" || p.Steps[7].Resource.Kind != KindSubscription || p.Steps[8].Resource.Kind != KindCSV {
-		t.Errorf("order: %v", kindsOf(p.Steps))
+		t.Errorf("order: %v", planKinds(p.Steps))
 	}
 	ref := `{"kind":"ConfigMap","name":"` + UnpackConfigMapName("quay.io/example/imaged-bundle:v1.0.0") + `","namespace":"plan-ns","catalogSourceName":"fixture","catalogSourceNamespace":"plan-ns","replaces":"",`
 	for i, s := range p.Steps[8:] {
@@ -531,7 +531,7 @@ func TestNewPlanUnpacked(t *testing.T) {
 	}
 }
 
-func kindsOf(steps []*Step) []string {
+func planKinds(steps []*Step) []string {
 	var out []string
 	for _, s := range steps {
 		out = append(out, s.Resolving+":"+s.Resource.Kind)

@@ -58,7 +58,7 @@ func RBACForCSV(csv *v1alpha1.ClusterServiceVersion) ([]*ServiceAccountRBAC, err
 	spec := &csv.Spec.InstallStrategy.StrategySpec
 	var out []*ServiceAccountRBAC
 	bySA := map[string]*ServiceAccountRBAC{}
-	owner := ownerReference(csv)
+	owner := csvOwnerReference(csv)
 	account := func(name string, namespaced bool) *ServiceAccountRBAC {
 		if a := bySA[name]; a != nil {
 			return a
@@ -98,7 +98,7 @@ func RBACForCSV(csv *v1alpha1.ClusterServiceVersion) ([]*ServiceAccountRBAC, err
 				Name:            name,
 				Namespace:       csv.Namespace,
 				OwnerReferences: []metav1.OwnerReference{owner},
-				Labels:          ownerLabels(csv),
+				Labels:          csvOwnerLabels(csv),
 			},
 			Rules: p.Rules,
 		}
@@ -114,7 +114,7 @@ func RBACForCSV(csv *v1alpha1.ClusterServiceVersion) ([]*ServiceAccountRBAC, err
 				Name:            name,
 				Namespace:       csv.Namespace,
 				OwnerReferences: []metav1.OwnerReference{owner},
-				Labels:          ownerLabels(csv),
+				Labels:          csvOwnerLabels(csv),
 			},
 			RoleRef:  rbacv1.RoleRef{Kind: "Role", Name: name, APIGroup: rbacv1.GroupName},
 			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: p.ServiceAccountName, Namespace: csv.Namespace}},
@@ -139,7 +139,7 @@ func RBACForCSV(csv *v1alpha1.ClusterServiceVersion) ([]*ServiceAccountRBAC, err
 			return nil, err
 		}
 		role := &rbacv1.ClusterRole{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: ownerLabels(csv)},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: csvOwnerLabels(csv)},
 			Rules:      p.Rules,
 		}
 		hash, err := rulesHash(p.Rules)
@@ -152,7 +152,7 @@ func RBACForCSV(csv *v1alpha1.ClusterServiceVersion) ([]*ServiceAccountRBAC, err
 		binding := &rbacv1.ClusterRoleBinding{
 			// OLM sets a namespace on this cluster-scoped object (the API
 			// server drops it); it is in the step's manifest.
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: csv.Namespace, Labels: ownerLabels(csv)},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: csv.Namespace, Labels: csvOwnerLabels(csv)},
 			RoleRef:    rbacv1.RoleRef{Kind: "ClusterRole", Name: name, APIGroup: rbacv1.GroupName},
 			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: p.ServiceAccountName, Namespace: csv.Namespace}},
 		}
@@ -222,7 +222,7 @@ func base62(sum [sha256.Size224]byte) string {
 }
 
 // ownerLabels are the labels OLM puts on objects generated for a CSV.
-func ownerLabels(csv *v1alpha1.ClusterServiceVersion) map[string]string {
+func csvOwnerLabels(csv *v1alpha1.ClusterServiceVersion) map[string]string {
 	return map[string]string{
 		labelOwner:          csv.Name,
 		labelOwnerNamespace: csv.Namespace,
@@ -234,7 +234,7 @@ func ownerLabels(csv *v1alpha1.ClusterServiceVersion) map[string]string {
 // on objects generated for a CSV: apiVersion and kind as the CSV states
 // them, its name and UID (none, for a CSV that does not exist yet, unless
 // the bundle's CSV carries one).
-func ownerReference(csv *v1alpha1.ClusterServiceVersion) metav1.OwnerReference {
+func csvOwnerReference(csv *v1alpha1.ClusterServiceVersion) metav1.OwnerReference {
 	apiVersion, kind := csvGVK(csv).ToAPIVersionAndKind()
 	no := false
 	return metav1.OwnerReference{
