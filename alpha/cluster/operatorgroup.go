@@ -791,9 +791,12 @@ func withCSV(csvs []*v1alpha1.ClusterServiceVersion, csv *v1alpha1.ClusterServic
 // prunedAPIs is the group's olm.providedAPIs annotation after OLM's
 // OperatorGroup sync (operatorgroup.go pruneProvidedAPIs), and what it
 // pruned: unless the group is static (or the sync stops earlier), the
-// APIs that no CSV of the group's namespace provides are dropped; the
-// sync leaves the annotation as it is while a CSV in phase None or
-// Pending provides an API the annotation does not list.
+// APIs that no CSV of the group's namespace provides are dropped. The
+// sync leaves the annotation as it is when a CSV in phase None or Pending
+// provides an API the annotation does not list; which CSV it looks at,
+// when several provide that API, is a matter of map order, so OLM prunes
+// on one of its periodic syncs unless every CSV providing that API is in
+// None or Pending: that is where it settles, and what this answers.
 func prunedAPIs(og *operatorsv1.OperatorGroup, t GroupTargets, csvs []*v1alpha1.ClusterServiceVersion) (string, apiSet) {
 	raw := og.Annotations[operatorsv1.OperatorGroupProvidedAPIsAnnotationKey]
 	if og.Spec.StaticProvidedAPIs || t.Stuck != "" {
@@ -801,6 +804,7 @@ func prunedAPIs(og *operatorsv1.OperatorGroup, t GroupTargets, csvs []*v1alpha1.
 	}
 	listed := parseAPIs(raw)
 	kept := apiSet{}
+	unlisted := map[apiKey]bool{} // an unlisted API: whether a CSV not in None or Pending provides it
 	for _, c := range csvs {
 		apis, err := providedAPIsOf(c)
 		if err != nil {
@@ -809,9 +813,14 @@ func prunedAPIs(og *operatorsv1.OperatorGroup, t GroupTargets, csvs []*v1alpha1.
 		for k := range apis {
 			if _, ok := listed[k]; ok {
 				kept[k] = struct{}{}
-			} else if c.Status.Phase == v1alpha1.CSVPhaseNone || c.Status.Phase == v1alpha1.CSVPhasePending {
-				return raw, nil // OLM: "aborting operator group provided API update"
+				continue
 			}
+			unlisted[k] = unlisted[k] || (c.Status.Phase != v1alpha1.CSVPhaseNone && c.Status.Phase != v1alpha1.CSVPhasePending)
+		}
+	}
+	for _, settled := range unlisted {
+		if !settled {
+			return raw, nil // OLM: "aborting operator group provided API update"
 		}
 	}
 	if len(kept) < len(listed) {

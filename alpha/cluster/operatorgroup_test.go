@@ -631,6 +631,14 @@ func TestOperatorGroupRules(t *testing.T) {
 				csvObj("b", "new", owning("c9", "v1", "g1"), inPhase(v1alpha1.CSVPhasePending, v1alpha1.CSVReasonRequirementsUnknown, ""))),
 			csvObj("a", "c", owning("c1", "v1", "g1")),
 			failed(v1alpha1.CSVReasonInterOperatorGroupOwnerConflict, MessageInterGroupConflict)},
+		// Which CSV OLM looks at for an API several provide is map order;
+		// on its periodic syncs it prunes once it looks at a settled one.
+		{"StaleProvidedAPIPrunedDespitePendingCSV",
+			stateOf(operatorGroup("a", "og", targeting("a")), operatorGroup("b", "og", providing("c1.v1.g1")),
+				csvObj("b", "new", owning("c9", "v1", "g1"), inPhase(v1alpha1.CSVPhasePending, v1alpha1.CSVReasonRequirementsUnknown, "")),
+				csvObj("b", "old", owning("c9", "v1", "g1"), inPhase(v1alpha1.CSVPhaseSucceeded, v1alpha1.CSVReasonInstallSuccessful, ""))),
+			csvObj("a", "c", owning("c1", "v1", "g1")),
+			want{ok: true, notes: []string{"OLM's OperatorGroup sync prunes them"}}},
 		// The quirk of operatorGroupAnnotationsDiffer: a CSV annotated ""
 		// (all namespaces) under a group whose status.namespaces is empty
 		// is taken as up to date, and installs as AllNamespaces.
