@@ -288,7 +288,9 @@ func TestOperatorGroupTransitionCSV(t *testing.T) {
 		{"SingleCSVSucceededToFailed/InstallModes/Owned/NoOperatorGroups", stateOf(),
 			csv1(inPhase(v1alpha1.CSVPhaseSucceeded, v1alpha1.CSVReasonInstallSuccessful, "")),
 			failed(v1alpha1.CSVReasonNoOperatorGroup, "csv in namespace with no operatorgroups").
-				with(func(w *want) { w.why = []string{"namespace ns has no OperatorGroup", "spec.targetNamespaces: [ns] (OwnNamespace)"} })},
+				with(func(w *want) {
+					w.why = []string{"namespace ns has no OperatorGroup", "spec.targetNamespaces: [ns] (OwnNamespace)"}
+				})},
 		{"SingleCSVSucceededToFailed/InstallModes/Owned/TooManyOperatorGroups",
 			stateOf(defaultGroup(), operatorGroup(ns, "default-2", targeting(ns), withStatus(ns))),
 			csv1(inPhase(v1alpha1.CSVPhaseSucceeded, v1alpha1.CSVReasonInstallSuccessful, "")),
@@ -616,7 +618,9 @@ func TestOperatorGroupRules(t *testing.T) {
 				csvObj("b", "holder", owning("c1", "v1", "g1"))),
 			csvObj("a", "c", owning("c1", "v1", "g1")),
 			failed(v1alpha1.CSVReasonInterOperatorGroupOwnerConflict, MessageInterGroupConflict).
-				with(func(w *want) { w.why = []string{"OperatorGroup b/og (which targets one namespace, shared) provides c1.v1.g1, and both groups cover shared"} })},
+				with(func(w *want) {
+					w.why = []string{"OperatorGroup b/og (which targets one namespace, shared) provides c1.v1.g1, and both groups cover shared"}
+				})},
 		// An API no CSV of the other group's namespace provides is pruned
 		// by OLM's OperatorGroup sync: no conflict.
 		{"StaleProvidedAPIPruned",
