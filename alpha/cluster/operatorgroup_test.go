@@ -608,11 +608,17 @@ func TestOperatorGroupRules(t *testing.T) {
 			stateOf(operatorGroup("a", "og", targeting("a")), operatorGroup("b", "og", targeting("b"), providing("c1.v1.g1"))),
 			csvObj("a", "c", owning("c1", "v1", "g1")),
 			want{ok: true, groupAPIs: ptr("c1.v1.g1"), steps: []string{"OLM adds c1.v1.g1"}}},
+		// Group b/og targets only c, but covers its own namespace b, which
+		// a/og targets.
 		{"OwnNamespaceCounts/SameAPI",
-			stateOf(operatorGroup("a", "og", targeting("a")), operatorGroup("b", "og", targeting("c"), providing("c1.v1.g1")),
+			stateOf(operatorGroup("a", "og", targeting("b")), operatorGroup("b", "og", targeting("c"), providing("c1.v1.g1")),
 				csvObj("b", "holder", owning("c1", "v1", "g1"))),
-			csvObj("c", "x", owning("c1", "v1", "g1")),
-			failed(v1alpha1.CSVReasonNoOperatorGroup, MessageNoOperatorGroup)},
+			csvObj("a", "x", owning("c1", "v1", "g1")),
+			failed(v1alpha1.CSVReasonInterOperatorGroupOwnerConflict, MessageInterGroupConflict).
+				with(func(w *want) {
+					w.mode = v1alpha1.InstallModeTypeSingleNamespace
+					w.why = []string{"OperatorGroup b/og (which targets one namespace, c) provides c1.v1.g1, and both groups cover b"}
+				})},
 		{"TargetsMeetInAnotherNamespace",
 			stateOf(operatorGroup("a", "og", targeting("a", "shared")), operatorGroup("b", "og", targeting("shared"), providing("c1.v1.g1")),
 				csvObj("b", "holder", owning("c1", "v1", "g1"))),
