@@ -762,8 +762,8 @@ func conflictWhy(g *operatorsv1.OperatorGroup, t GroupTargets, conflicts []Group
 			c.Group, c.Targets.describe(""), strings.Join(c.APIs, ", "), strings.Join(quoteEmpty(c.Shared), ", ")))
 	}
 	covers := t.describe(g.Namespace)
-	if !t.AllNamespaces {
-		covers += ", and its own namespace"
+	if !t.AllNamespaces && !slices.Contains(t.Namespaces, g.Namespace) {
+		covers += ", and its own namespace " + g.Namespace
 	}
 	return fmt.Sprintf("this CSV's APIs are provided already to namespaces its OperatorGroup %s/%s covers (%s): %s; OLM allows one provider of an API for a namespace: uninstall the other provider, or make the groups' targets disjoint",
 		g.Namespace, g.Name, covers, strings.Join(parts, "; "))

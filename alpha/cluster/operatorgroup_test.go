@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -752,4 +753,36 @@ status: {phase: Succeeded, reason: InstallSucceeded}
 			t.Errorf("JSON lacks %s:\n%s", k, b)
 		}
 	}
+}
+
+// ExampleGroupRules_Verdict answers the example of docs/cluster.md: the
+// CSVs of a state, then those of two catalog bundles about to be
+// installed.
+func ExampleGroupRules_Verdict() {
+	s, err := Read(context.Background(), "testdata/operatorgroup/state.yaml")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	bundles, err := Read(context.Background(), "testdata/operatorgroup/bundles.yaml")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	r := s.GroupRules()
+	for _, csv := range append(s.CSVs, bundles.CSVs...) {
+		v := r.Verdict(csv)
+		if v.OK {
+			fmt.Printf("%s/%s: fits (%s)\n  %s\n", v.Namespace, v.CSV, v.InstallMode, v.Why)
+			continue
+		}
+		fmt.Printf("%s/%s: %s %s: %s\n  %s\n", v.Namespace, v.CSV, v.Phase, v.Reason, v.Message, v.Why)
+	}
+	// Output:
+	// openshift-operators/etcdoperator.v0.9.4: fits (AllNamespaces)
+	//   fits: OperatorGroup openshift-operators/global-operators targets all namespaces, an AllNamespaces install, which the CSV supports; no OperatorGroup whose targets intersect it provides the CSV's APIs
+	// openshift-operators/postgresoperator.v5.4.0: Failed UnsupportedOperatorGroup: AllNamespaces InstallModeType not supported, cannot configure to watch all namespaces
+	//   OperatorGroup openshift-operators/global-operators targets all namespaces (AllNamespaces); this CSV supports only OwnNamespace and SingleNamespace: create it in a namespace whose OperatorGroup targets only its own namespace or one namespace, or change the group's targets
+	// team-a/etcdoperator.v0.9.4: Failed InterOperatorGroupOwnerConflict: intersecting operatorgroups provide the same apis
+	//   this CSV's APIs are provided already to namespaces its OperatorGroup team-a/team-a covers (only its own namespace, team-a): OperatorGroup openshift-operators/global-operators (which targets all namespaces) provides EtcdCluster.v1beta2.etcd.database.coreos.com, and both groups cover team-a; OLM allows one provider of an API for a namespace: uninstall the other provider, or make the groups' targets disjoint
 }
