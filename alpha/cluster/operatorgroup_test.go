@@ -786,3 +786,24 @@ func ExampleGroupRules_Verdict() {
 	// team-a/etcdoperator.v0.9.4: Failed InterOperatorGroupOwnerConflict: intersecting operatorgroups provide the same apis
 	//   this CSV's APIs are provided already to namespaces its OperatorGroup team-a/team-a covers (only its own namespace, team-a): OperatorGroup openshift-operators/global-operators (which targets all namespaces) provides EtcdCluster.v1beta2.etcd.database.coreos.com, and both groups cover team-a; OLM allows one provider of an API for a namespace: uninstall the other provider, or make the groups' targets disjoint
 }
+
+// TestGroupRulesConcurrent: one GroupRules answers from several
+// goroutines (the race detector watches).
+func TestGroupRulesConcurrent(t *testing.T) {
+	s := stateOf(namespaceObj("a", map[string]string{"team": "a"}), operatorGroup("a", "og", selecting(map[string]string{"team": "a"})),
+		operatorGroup("b", "og", providing("c1.v1.g1")), csvObj("b", "holder", owning("c1", "v1", "g1")))
+	r := s.GroupRules()
+	want := r.Verdict(csvObj("a", "x", owning("c1", "v1", "g1")))
+	done := make(chan *GroupVerdict)
+	for range 4 {
+		go func() { done <- r.Verdict(csvObj("a", "x", owning("c1", "v1", "g1"))) }()
+	}
+	for range 4 {
+		if v := <-done; v.Reason != want.Reason || v.Why != want.Why {
+			t.Errorf("verdict %s %q, want %s %q", v.Reason, v.Why, want.Reason, want.Why)
+		}
+	}
+	if want.Reason != v1alpha1.CSVReasonInterOperatorGroupOwnerConflict {
+		t.Errorf("reason %s", want.Reason)
+	}
+}
