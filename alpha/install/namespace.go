@@ -245,7 +245,7 @@ func (res *nsResolution) run() (*NamespaceAnswer, *problem, error) {
 		return nil, nil, res.x.err
 	}
 	if len(res.errs) > 0 {
-		a.fail(errors.Join(res.errs...))
+		a.fail(aggregate(res.errs))
 		return a, nil, nil
 	}
 	for _, e := range res.installed.entries {
@@ -343,17 +343,40 @@ func (a *NamespaceAnswer) fail(err error) {
 	a.Error = err.Error()
 }
 
-// aggregate joins errors as apimachinery's NewAggregate writes them: one
-// alone, several in brackets.
+// aggregate joins errors as apimachinery's NewAggregate, which OLM's
+// resolver uses, does: nested aggregates flattened, each message once, in
+// brackets when there are several.
 func aggregate(errs []error) error {
-	if len(errs) == 1 {
-		return errs[0]
+	var flat aggErr
+	for _, e := range errs {
+		var a aggErr
+		if errors.As(e, &a) {
+			flat = append(flat, a...)
+		} else if j, ok := e.(interface{ Unwrap() []error }); ok {
+			flat = append(flat, j.Unwrap()...)
+		} else if e != nil {
+			flat = append(flat, e)
+		}
 	}
-	s := make([]string, len(errs))
-	for i, e := range errs {
-		s[i] = e.Error()
+	if len(flat) == 0 {
+		return nil
 	}
-	return errors.New("[" + strings.Join(s, ", ") + "]")
+	return flat
+}
+
+type aggErr []error
+
+func (a aggErr) Error() string {
+	var msgs []string
+	for _, e := range a {
+		if m := e.Error(); !slices.Contains(msgs, m) {
+			msgs = append(msgs, m)
+		}
+	}
+	if len(msgs) == 1 {
+		return msgs[0]
+	}
+	return "[" + strings.Join(msgs, ", ") + "]"
 }
 
 // operator is a chosen entry as the InstallPlan holds it: the
@@ -503,7 +526,7 @@ func (res *nsResolution) subscriptionVar(sub *NamespaceSubscription) (*variable,
 			return nil, nil
 		}
 		if len(res.errs) > 0 {
-			err := errors.Join(res.errs...)
+			err := aggregate(res.errs)
 			res.errs = nil
 			return nil, err
 		}
