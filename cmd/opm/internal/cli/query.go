@@ -24,6 +24,7 @@ func newQueryCmd(s Streams, g *globalOptions) *cobra.Command {
 	}
 	cmd.AddCommand(newQueryUpdatesCmd(s, g))
 	cmd.AddCommand(newQueryInstallCmd(s, g))
+	cmd.AddCommand(newQueryClusterCmd(s, g))
 	return plainErrors(cmd)
 }
 
