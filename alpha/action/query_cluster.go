@@ -1,6 +1,7 @@
 package action
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -612,13 +613,15 @@ func (c *clusterCatalogs) planBundles(ctx context.Context, ops []install.Namespa
 		err := declcfg.Walk(ctx, fsys, func(b *declcfg.Blob) error {
 			switch b.Schema {
 			case declcfg.SchemaPackage:
-				p, err := declcfg.DecodePackage(b.JSON)
+				// Decoded values are slices of the blob, whose bytes the
+				// walk reuses: each is copied first.
+				p, err := declcfg.DecodePackage(bytes.Clone(b.JSON))
 				if err == nil {
 					pkgs[p.Name] = &p
 				}
 			case declcfg.SchemaBundle:
 				if names[b.Package+"/"+b.Name] {
-					bd, err := declcfg.DecodeBundle(b.JSON)
+					bd, err := declcfg.DecodeBundle(bytes.Clone(b.JSON))
 					if err != nil {
 						return err
 					}
