@@ -14,6 +14,7 @@ import (
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"golang.org/x/sync/errgroup"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 
 	"github.com/fastopm/fastopm/alpha/cluster"
 	"github.com/fastopm/fastopm/alpha/declcfg"
@@ -28,6 +29,9 @@ type QueryCluster struct {
 	// State are the files, directories and must-gathers of the cluster's
 	// objects.
 	State []string
+	// Cluster, when set instead of State, is the live cluster whose
+	// objects are read (cluster.ReadCluster).
+	Cluster *rest.Config
 	// Catalogs map CatalogSources to content: Name is "namespace/name" or
 	// a CatalogSource's name alone (when only one has it); Priority, when
 	// set (PrioritySet), replaces the CatalogSource's spec.priority.
@@ -152,7 +156,13 @@ func (r *ClusterReport) Undecided() bool {
 
 // Run answers.
 func (q *QueryCluster) Run(ctx context.Context) (*ClusterReport, error) {
-	state, err := cluster.Read(ctx, q.State...)
+	var state *cluster.State
+	var err error
+	if q.Cluster != nil {
+		state, err = cluster.ReadCluster(ctx, q.Cluster)
+	} else {
+		state, err = cluster.Read(ctx, q.State...)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -42,6 +42,9 @@ type State struct {
 	Skipped map[string]int
 	// Files counts the files read.
 	Files int
+	// Cluster is the API server the state was read from (ReadCluster);
+	// "" when it was read from files.
+	Cluster string
 
 	// origin says where each object was read: "FILE" or "FILE: document
 	// N" or "FILE: items[N]".
@@ -182,8 +185,12 @@ func (s *State) Summary() string {
 	}) {
 		skipped = append(skipped, fmt.Sprintf("%d %s", s.Skipped[k], k))
 	}
-	out := fmt.Sprintf("%d files: %d Subscriptions, %d ClusterServiceVersions (%d copies skipped), %d CatalogSources, %d OperatorGroups, %d InstallPlans, %d CRDs, %d Namespaces",
-		s.Files, len(s.Subscriptions), len(s.CSVs), s.Copied, len(s.CatalogSources), len(s.OperatorGroups), len(s.InstallPlans), len(s.CRDs), len(s.Namespaces))
+	from := fmt.Sprintf("%d files", s.Files)
+	if s.Cluster != "" {
+		from = "cluster " + s.Cluster
+	}
+	out := fmt.Sprintf("%s: %d Subscriptions, %d ClusterServiceVersions (%d copies skipped), %d CatalogSources, %d OperatorGroups, %d InstallPlans, %d CRDs, %d Namespaces",
+		from, len(s.Subscriptions), len(s.CSVs), s.Copied, len(s.CatalogSources), len(s.OperatorGroups), len(s.InstallPlans), len(s.CRDs), len(s.Namespaces))
 	if len(skipped) > 0 {
 		out += "; skipped: " + strings.Join(skipped, ", ")
 	}

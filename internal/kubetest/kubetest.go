@@ -44,6 +44,7 @@ import (
 // Request is one request the server received.
 type Request struct {
 	Method, Path                       string
+	Query                              string // the raw query (Lists only)
 	ContentType, Accept, Authorization string
 	UserAgent                          string
 	Body                               []byte

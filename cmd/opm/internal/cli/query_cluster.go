@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 
 	"github.com/fastopm/fastopm/alpha/action"
@@ -22,9 +24,11 @@ func newQueryClusterCmd(s Streams, g *globalOptions) *cobra.Command {
 		cacheDir    string
 		pullBundles bool
 		timeout     olmFlags
+		kubeconfig  string
+		kubeContext string
 	)
 	cmd := &cobra.Command{
-		Use:   "cluster --state PATH... --catalog NAMESPACE/NAME=REF...",
+		Use:   "cluster [--state PATH... | --kubeconfig FILE] --catalog NAMESPACE/NAME=REF...",
 		Short: "Show what OLM's next sync does in every namespace of a cluster, from its objects",
 		Long: `Show, for every namespace of a cluster that has Subscriptions, what OLM
 v0's next sync of the namespace does: each Subscription stays on its CSV,
@@ -40,6 +44,11 @@ what executing it does against the state, and the permissions it grants.
 documents, single objects), and OpenShift must-gathers. Namespaces,
 CatalogSources, Subscriptions, ClusterServiceVersions, OperatorGroups,
 InstallPlans and CRDs are read; other kinds are counted and skipped.
+Without --state the objects are listed from a live cluster, through the
+kubeconfig kubectl would use: --kubeconfig FILE, else $KUBECONFIG, else
+~/.kube/config (--context picks one of its contexts); list permission on
+those kinds across all namespaces is all it needs. --state and
+--kubeconfig do not go together.
 
 --catalog NAMESPACE/NAME=REF gives a CatalogSource's content: a catalog
 directory or image (NAME alone when one CatalogSource has it; its
@@ -62,6 +71,7 @@ wrong, when a namespace's resolution was undecided within --timeout, or
 when the answer cannot be written.`,
 		Example: `  opm alpha query cluster --state must-gather.local.123 --catalog openshift-marketplace/redhat-operators=./redhat-operators
   opm alpha query cluster --state state.yaml --catalog community=quay.io/example/catalog:v1 --plan
+  opm alpha query cluster --kubeconfig ~/.kube/config --catalog openshift-marketplace/redhat-operators=./redhat-operators
   opm alpha query cluster --state state.yaml --pull-catalogs --subscribe ns1/etcd,channel=stable`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
@@ -70,8 +80,15 @@ when the answer cannot be written.`,
 			if output != "text" && output != "json" && output != "yaml" {
 				return &usageReport{fmt.Errorf("invalid --output value %q, expected (text|json|yaml)", output)}
 			}
-			if len(q.State) == 0 {
-				return &usageReport{errors.New("give the cluster's objects: --state PATH")}
+			switch {
+			case len(q.State) > 0 && (kubeconfig != "" || kubeContext != ""):
+				return &usageReport{errors.New("--state and --kubeconfig (--context) do not go together: the objects are read from files or from a cluster")}
+			case len(q.State) == 0:
+				cfg, err := clusterConfig(kubeconfig, kubeContext)
+				if err != nil {
+					return err
+				}
+				q.Cluster = cfg
 			}
 			for _, c := range catalogs {
 				f, err := action.ParseClusterCatalog(c)
@@ -115,7 +132,9 @@ when the answer cannot be written.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringArrayVar(&q.State, "state", nil, "the cluster's objects: a file, a directory or a must-gather (repeatable)")
+	f.StringArrayVar(&q.State, "state", nil, "the cluster's objects: a file, a directory or a must-gather (repeatable); without it, the live cluster of the kubeconfig")
+	f.StringVar(&kubeconfig, "kubeconfig", "", "read the objects from the live cluster of this kubeconfig (default: $KUBECONFIG, else ~/.kube/config, when --state is not given)")
+	f.StringVar(&kubeContext, "context", "", "the kubeconfig's context to use (default: its current context)")
 	f.StringArrayVar(&catalogs, "catalog", nil, "a CatalogSource's content: NAMESPACE/NAME=REF[,priority=N], REF a catalog directory or image (repeatable)")
 	f.BoolVar(&q.PullCatalogs, "pull-catalogs", false, "pull the image (spec.image) of every CatalogSource without --catalog")
 	f.StringVar(&q.GlobalNamespace, "global-namespace", "", "OLM's global catalog namespace (default: openshift-marketplace when the state has CatalogSources there, else olm)")
@@ -128,6 +147,26 @@ when the answer cannot be written.`,
 	addTimeoutFlag(cmd, &timeout.timeout, &timeout.terms)
 	addImageCacheFlag(cmd, &cacheDir)
 	return usageExitCode(cmd, 2)
+}
+
+// clusterConfig loads the client configuration of a live cluster as
+// kubectl does: the kubeconfig file when given, else the files of
+// $KUBECONFIG (merged), else ~/.kube/config, else, in a pod, its service
+// account; context picks a context other than the current one.
+func clusterConfig(kubeconfig, context string) (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context})
+	cfg, err := cc.ClientConfig()
+	switch {
+	case clientcmd.IsEmptyConfig(err):
+		return nil, &usageReport{errors.New("give the cluster's objects: --state PATH, or --kubeconfig FILE for a live cluster (no kubeconfig was found: $KUBECONFIG names none and ~/.kube/config does not exist)")}
+	case err != nil && kubeconfig != "":
+		return nil, &ExitError{Code: 2, Err: fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)}
+	case err != nil:
+		return nil, &ExitError{Code: 2, Err: fmt.Errorf("kubeconfig: %w", err)}
+	}
+	return cfg, nil
 }
 
 // writeClusterText writes the answer for people: per namespace, what the

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/fastopm/fastopm/alpha/action"
 	"github.com/fastopm/fastopm/alpha/install"
+	"github.com/fastopm/fastopm/internal/kubetest"
 )
 
 // clusterCatalogs are the --catalog flags of testdata/cluster's states.
@@ -110,5 +112,147 @@ func TestQueryClusterAsOLM(t *testing.T) {
 				t.Errorf("exit %d, want %d\n%s", code, wantCode, errOut)
 			}
 		})
+	}
+}
+
+// clusterServer serves the objects of a state file from an in-process API
+// endpoint (TLS, a bearer token, pages of two) and writes a kubeconfig
+// pointing at it.
+func clusterServer(t *testing.T, state string) (kubeconfig string, lists *kubetest.Lists) {
+	t.Helper()
+	b, err := os.ReadFile(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := kubetest.NewLists()
+	l.ServeOLM()
+	l.PageSize, l.Token = 2, "t0ken"
+	if err := l.AddYAML(b); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewTLSServer(l)
+	t.Cleanup(srv.Close)
+	kubeconfig = filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, kubetest.Kubeconfig(srv.URL, kubetest.CertPEM(srv), l.Token), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return kubeconfig, l
+}
+
+// withoutState is a JSON answer without its "state" line, which says
+// where the objects were read.
+func withoutState(t *testing.T, out string) string {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	delete(m, "state")
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+// TestQueryClusterKubeconfig: every state of testdata/cluster read from a
+// live cluster (an in-process API endpoint serving its objects) gives the
+// answer the state's file gives.
+func TestQueryClusterKubeconfig(t *testing.T) {
+	t.Parallel()
+	states, _ := filepath.Glob(filepath.Join(goldenRoot, "cluster", "states", "*.yaml"))
+	if len(states) < 9 {
+		t.Fatalf("%d states", len(states))
+	}
+	for _, state := range states {
+		name := strings.TrimSuffix(filepath.Base(state), ".yaml")
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			cats := clusterCatalogs()
+			if name == "openshift-operators" {
+				cats = []string{"--catalog", "olm/many=" + filepath.Join(goldenRoot, "cluster", "catalogs", "many")}
+			}
+			kc, l := clusterServer(t, state)
+			args := append([]string{"alpha", "query", "cluster", "-o", "json", "--plan"}, cats...)
+			fcode, fout, ferr := run(t, append(args, "--state", state)...)
+			lcode, lout, lerr := run(t, append(args, "--kubeconfig", kc)...)
+			if fcode != lcode || withoutState(t, fout) != withoutState(t, lout) {
+				t.Fatalf("--state: exit %d %s\n%s\n--kubeconfig: exit %d %s\n%s", fcode, ferr, fout, lcode, lerr, lout)
+			}
+			if !strings.Contains(lout, `"state": "cluster https://127.0.0.1:`) {
+				t.Errorf("state line of the cluster's answer:\n%s", lout)
+			}
+			if n := len(l.Requests()); n < 7 {
+				t.Errorf("%d requests", n)
+			}
+		})
+	}
+}
+
+// TestQueryClusterKubeconfigFlags: which kubeconfig is read (--kubeconfig,
+// else $KUBECONFIG), --context, and the errors: --state with
+// --kubeconfig, no kubeconfig at all, one that cannot be read, a cluster
+// without OLM.
+func TestQueryClusterKubeconfigFlags(t *testing.T) {
+	state := filepath.Join(goldenRoot, "cluster", "states", "several-subscriptions.yaml")
+	kc, _ := clusterServer(t, state)
+	cats := clusterCatalogs()
+	query := func(args ...string) (int, string, string) {
+		t.Helper()
+		return run(t, append(append([]string{"alpha", "query", "cluster"}, cats...), args...)...)
+	}
+	want := "upgrades etcdoperator.v0.9.2 -> etcdoperator.v0.9.4"
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	t.Setenv("KUBECONFIG", "")
+
+	if code, out, errOut := query("--kubeconfig", kc); code != 0 || !strings.Contains(out, want) {
+		t.Errorf("--kubeconfig: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := query(); code != 2 || !strings.Contains(errOut, "give the cluster's objects: --state PATH, or --kubeconfig FILE for a live cluster (no kubeconfig was found") {
+		t.Errorf("no kubeconfig: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := query("--kubeconfig", kc, "--state", state); code != 2 || !strings.Contains(errOut, "--state and --kubeconfig (--context) do not go together") {
+		t.Errorf("both: exit %d\n%s%s", code, out, errOut)
+	}
+	missing := filepath.Join(t.TempDir(), "none")
+	if code, out, errOut := query("--kubeconfig", missing); code != 2 || !strings.Contains(errOut, "--kubeconfig "+missing+": stat ") {
+		t.Errorf("missing kubeconfig: exit %d\n%s%s", code, out, errOut)
+	}
+
+	// $KUBECONFIG without --kubeconfig; --kubeconfig over $KUBECONFIG.
+	t.Setenv("KUBECONFIG", kc)
+	if code, out, errOut := query(); code != 0 || !strings.Contains(out, want) {
+		t.Errorf("$KUBECONFIG: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := query("--kubeconfig", missing); code != 2 || !strings.Contains(errOut, "stat ") {
+		t.Errorf("--kubeconfig over $KUBECONFIG: exit %d\n%s%s", code, out, errOut)
+	}
+	t.Setenv("KUBECONFIG", "")
+
+	// A kubeconfig whose current context is not the cluster: --context.
+	b, err := os.ReadFile(kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(other, []byte(strings.Replace(string(b), "current-context: kubetest", "current-context: elsewhere", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := query("--kubeconfig", other); code != 2 || !strings.Contains(errOut, `context was not found for specified context: elsewhere`) {
+		t.Errorf("unknown current context: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := query("--kubeconfig", other, "--context", "kubetest"); code != 0 || !strings.Contains(out, want) {
+		t.Errorf("--context: exit %d\n%s%s", code, out, errOut)
+	}
+
+	// A cluster without OLM.
+	l := kubetest.NewLists()
+	l.Serve("v1", "namespaces", "Namespace")
+	srv := httptest.NewServer(l)
+	t.Cleanup(srv.Close)
+	bare := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(bare, kubetest.Kubeconfig(srv.URL, nil, ""), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := query("--kubeconfig", bare); code != 2 || !strings.Contains(errOut, "does not serve catalogsources.operators.coreos.com (operators.coreos.com/v1alpha1): OLM (v0) is not installed there") {
+		t.Errorf("no OLM: exit %d\n%s%s", code, out, errOut)
 	}
 }
