@@ -89,3 +89,74 @@ func TestServer(t *testing.T) {
 		t.Errorf("normalized: %s", got)
 	}
 }
+
+// TestLists checks the LIST answers a client relies on: pages and their
+// continue tokens, items of built-in kinds without apiVersion and kind,
+// the errors.
+func TestLists(t *testing.T) {
+	t.Parallel()
+	l := NewLists()
+	l.PageSize = 2
+	l.Token = "tok"
+	if err := l.AddYAML([]byte("apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Namespace, metadata: {name: b}}\n- {apiVersion: v1, kind: Namespace, metadata: {name: a}}\n" +
+		"---\napiVersion: v1\nkind: Namespace\nmetadata: {name: c}\n---\napiVersion: operators.coreos.com/v1alpha1\nkind: Subscription\nmetadata: {name: s, namespace: ns1}\n")); err != nil {
+		t.Fatal(err)
+	}
+	l.Forbid("operators.coreos.com/v1alpha1", "subscriptions")
+	if err := l.Add([]byte(`{"kind":"X"}`)); err == nil {
+		t.Error("an object without apiVersion added")
+	}
+	srv := httptest.NewServer(l)
+	t.Cleanup(srv.Close)
+	get := func(path, token string) (int, map[string]any) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", srv.URL+path, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, m
+	}
+	var names []string
+	pages := 0
+	for cont := ""; ; pages++ {
+		code, m := get("/api/v1/namespaces?limit=5&continue="+cont, "tok")
+		if code != 200 || m["kind"] != "NamespaceList" || m["apiVersion"] != "v1" {
+			t.Fatalf("%d %v", code, m)
+		}
+		for _, it := range m["items"].([]any) {
+			o := it.(map[string]any)
+			if o["kind"] != nil || o["apiVersion"] != nil {
+				t.Errorf("item with its type: %v", o)
+			}
+			names = append(names, o["metadata"].(map[string]any)["name"].(string))
+		}
+		c, _ := m["metadata"].(map[string]any)["continue"].(string)
+		if c == "" {
+			break
+		}
+		cont = c
+	}
+	if strings.Join(names, ",") != "a,b,c" || pages != 1 {
+		t.Errorf("listed %v in %d pages", names, pages+1)
+	}
+	if code, m := get("/api/v1/namespaces?continue=bogus", "tok"); code != 400 {
+		t.Errorf("bad continue: %d %v", code, m)
+	}
+	if code, m := get("/apis/operators.coreos.com/v1alpha1/subscriptions", "tok"); code != 403 ||
+		m["message"] != `subscriptions.operators.coreos.com is forbidden: User "alice" cannot list resource "subscriptions" in API group "operators.coreos.com" at the cluster scope` {
+		t.Errorf("forbidden: %d %v", code, m)
+	}
+	if code, m := get("/apis/operators.coreos.com/v1alpha1/installplans", "tok"); code != 404 || m["reason"] != "NotFound" {
+		t.Errorf("not served: %d %v", code, m)
+	}
+	if code, _ := get("/api/v1/namespaces", "wrong"); code != 401 {
+		t.Errorf("wrong token: %d", code)
+	}
+}
