@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
@@ -620,7 +621,10 @@ func (c *clusterCatalogs) planBundles(ctx context.Context, ops []install.Namespa
 		}
 		pkgs := map[string]*declcfg.Package{}
 		var bundles []*declcfg.Bundle
+		var mu sync.Mutex // Walk calls back from several goroutines
 		err := declcfg.Walk(ctx, fsys, func(b *declcfg.Blob) error {
+			mu.Lock()
+			defer mu.Unlock()
 			switch b.Schema {
 			case declcfg.SchemaPackage:
 				// Decoded values are slices of the blob, whose bytes the

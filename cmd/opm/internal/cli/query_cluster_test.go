@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -254,5 +255,60 @@ func TestQueryClusterKubeconfigFlags(t *testing.T) {
 	}
 	if code, out, errOut := query("--kubeconfig", bare); code != 2 || !strings.Contains(errOut, "does not serve catalogsources.operators.coreos.com (operators.coreos.com/v1alpha1): OLM (v0) is not installed there") {
 		t.Errorf("no OLM: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// TestQueryClusterCatalogOfManyFiles: a catalog of many files, which the
+// catalog walk reads in parallel, gives the answer of the same catalog in
+// one file: a hundred and twenty packages, each installed by a Subscription of one
+// namespace (with -race: the InstallPlan's bundles were once gathered by
+// several goroutines without a lock, which crashed on the real catalogs).
+func TestQueryClusterCatalogOfManyFiles(t *testing.T) {
+	t.Parallel()
+	const n = 120
+	var blobs []string
+	state := "apiVersion: operators.coreos.com/v1alpha1\nkind: CatalogSource\nmetadata: {name: many, namespace: olm}\nspec: {sourceType: grpc}\n" +
+		"---\napiVersion: operators.coreos.com/v1\nkind: OperatorGroup\nmetadata: {name: og, namespace: ns1}\nspec: {}\n"
+	for i := range n {
+		p := fmt.Sprintf("p%02d", i)
+		blobs = append(blobs,
+			fmt.Sprintf(`{"schema":"olm.package","name":%q,"defaultChannel":"stable"}`, p),
+			fmt.Sprintf(`{"schema":"olm.channel","package":%q,"name":"stable","entries":[{"name":"%s.v1"}]}`, p, p),
+			fmt.Sprintf(`{"schema":"olm.bundle","package":%q,"name":"%s.v1","image":"quay.io/example/%s-bundle:v1","properties":[{"type":"olm.package","value":{"packageName":%q,"version":"1.0.0"}},`+
+				`{"type":"olm.csv.metadata","value":{"installModes":[{"type":"AllNamespaces","supported":true}]}}]}`, p, p, p, p))
+		state += fmt.Sprintf("---\napiVersion: operators.coreos.com/v1alpha1\nkind: Subscription\nmetadata: {name: %s, namespace: ns1}\nspec: {name: %s, source: many, sourceNamespace: olm}\n", p, p)
+	}
+	dir := t.TempDir()
+	one, many := filepath.Join(dir, "one"), filepath.Join(dir, "many")
+	for _, d := range []string{one, many} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(one, "catalog.json"), []byte(strings.Join(blobs, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range blobs {
+		if err := os.WriteFile(filepath.Join(many, fmt.Sprintf("blob-%03d.json", i)), []byte(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	statePath := filepath.Join(dir, "state.yaml")
+	if err := os.WriteFile(statePath, []byte(state), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	answer := func(catalog string) string {
+		t.Helper()
+		code, out, errOut := run(t, "alpha", "query", "cluster", "--state", statePath, "-o", "json", "--plan", "--catalog", "olm/many="+catalog)
+		var m map[string]any
+		if err := json.Unmarshal([]byte(out), &m); err != nil || code != 0 {
+			t.Fatalf("exit %d: %v\n%s%s", code, err, out, errOut)
+		}
+		b, _ := json.Marshal(m["namespaces"])
+		return string(b)
+	}
+	a, b := answer(one), answer(many)
+	if a != b || strings.Count(b, `"outcome":"installs"`) != n {
+		t.Errorf("one file:\n%s\nmany files:\n%s", a, b)
 	}
 }
