@@ -230,15 +230,27 @@ func (q *QueryCluster) Run(ctx context.Context) (*ClusterReport, error) {
 		} else if changed {
 			cn.Changes = []string{"the namespace had no Subscriptions: every one here is hypothetical"}
 		}
-		if err := q.operatorGroups(hypo, cn, cats); err != nil {
-			return nil, err
+		rep.Namespaces = append(rep.Namespaces, cn)
+	}
+	// The catalog bundles every namespace's sync installs, read in one
+	// walk of each catalog that has some, not one per namespace.
+	var ops []install.NamespaceOperator
+	for _, cn := range rep.Namespaces {
+		if cn.Answer != nil && cn.Answer.Status == install.Installable {
+			ops = append(ops, cn.Answer.Operators...)
 		}
+	}
+	pbs, err := cats.planBundles(ctx, ops, q.Plan)
+	if err != nil {
+		return nil, err
+	}
+	for _, cn := range rep.Namespaces {
+		q.operatorGroups(hypo, cn, pbs)
 		if q.Plan {
-			if cn.Plan, err = q.plan(ctx, hypo, cn, cats); err != nil {
+			if cn.Plan, err = q.plan(ctx, hypo, cn, pbs); err != nil {
 				return nil, err
 			}
 		}
-		rep.Namespaces = append(rep.Namespaces, cn)
 	}
 	return rep, nil
 }
@@ -602,11 +614,15 @@ func firstLine(s string) string {
 	return s
 }
 
-// planBundles reads the catalog bundles of the operators of an answer,
-// as the catalog holds them (their objects).
-func (c *clusterCatalogs) planBundles(ctx context.Context, ops []install.NamespaceOperator) (map[[2]string]*cluster.PlanBundle, error) {
+// planBundles reads the catalog bundles of the operators of answers that
+// install or upgrade, as the catalog holds them: with their objects when
+// objects is set, else their CSV only.
+func (c *clusterCatalogs) planBundles(ctx context.Context, ops []install.NamespaceOperator, objects bool) (map[[2]string]*cluster.PlanBundle, error) {
 	want := map[string]map[string]bool{} // catalog key → bundle names
 	for _, op := range ops {
+		if op.UpToDate {
+			continue
+		}
 		key := op.CatalogSourceNamespace + "/" + op.CatalogSource
 		if want[key] == nil {
 			want[key] = map[string]bool{}
@@ -652,6 +668,9 @@ func (c *clusterCatalogs) planBundles(ctx context.Context, ops []install.Namespa
 			if err != nil {
 				return nil, fmt.Errorf("catalog of CatalogSource %s: bundle %s: %w", key, bd.Name, err)
 			}
+			if !objects {
+				pb.Objects = nil // only the CSV is read
+			}
 			out[[2]string{key, bd.Package + "/" + bd.Name}] = pb
 		}
 	}
@@ -660,17 +679,13 @@ func (c *clusterCatalogs) planBundles(ctx context.Context, ops []install.Namespa
 
 // operatorGroups adds the OperatorGroup verdicts of the CSVs the sync
 // keeps (installed) or installs.
-func (q *QueryCluster) operatorGroups(s *cluster.State, cn *ClusterNamespace, cats *clusterCatalogs) error {
+func (q *QueryCluster) operatorGroups(s *cluster.State, cn *ClusterNamespace, pbs map[[2]string]*cluster.PlanBundle) {
 	rules := s.GroupRules()
 	for _, csv := range s.CSVsIn(cn.Namespace) {
 		cn.OperatorGroups = append(cn.OperatorGroups, rules.Verdict(csv))
 	}
 	if cn.Answer == nil || cn.Answer.Status != install.Installable {
-		return nil
-	}
-	pbs, err := cats.planBundles(context.Background(), cn.Answer.Operators)
-	if err != nil {
-		return err
+		return
 	}
 	for _, op := range cn.Answer.Operators {
 		if op.UpToDate {
@@ -687,17 +702,12 @@ func (q *QueryCluster) operatorGroups(s *cluster.State, cn *ClusterNamespace, ca
 		csv.Namespace = cn.Namespace
 		cn.OperatorGroups = append(cn.OperatorGroups, rules.Verdict(&csv))
 	}
-	return nil
 }
 
 // plan makes the namespace's InstallPlan.
-func (q *QueryCluster) plan(ctx context.Context, s *cluster.State, cn *ClusterNamespace, cats *clusterCatalogs) (*ClusterPlan, error) {
+func (q *QueryCluster) plan(ctx context.Context, s *cluster.State, cn *ClusterNamespace, pbs map[[2]string]*cluster.PlanBundle) (*ClusterPlan, error) {
 	if cn.Answer == nil || cn.Answer.Status != install.Installable {
 		return nil, nil
-	}
-	pbs, err := cats.planBundles(ctx, cn.Answer.Operators)
-	if err != nil {
-		return nil, err
 	}
 	var ops []cluster.PlanOperator
 	var notUnpacked []string
