@@ -21,7 +21,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/fastopm/fastopm/pkg/canonjson"
 )
 
 // MaxFileSize is the largest file Read reads: a must-gather's largest
@@ -158,7 +160,12 @@ func (r *reader) file(ctx context.Context, p string) error {
 		return fmt.Errorf("state: %w", err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	var data []byte
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() <= MaxFileSize {
+		// One buffer of the file's size, not ReadAll's doubling ones.
+		data = make([]byte, 0, st.Size()+1)
+	}
+	data, err = readAll(io.LimitReader(f, MaxFileSize+1), data)
 	if err != nil {
 		return fmt.Errorf("state: %s: %w", p, err)
 	}
@@ -171,6 +178,23 @@ func (r *reader) file(ctx context.Context, p string) error {
 		return r.jsonStream(ctx, p, data)
 	}
 	return r.yamlStream(ctx, p, data)
+}
+
+// readAll is io.ReadAll into buf's capacity.
+func readAll(rd io.Reader, buf []byte) ([]byte, error) {
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := rd.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
 }
 
 func (r *reader) jsonStream(ctx context.Context, p string, data []byte) error {
@@ -200,21 +224,22 @@ var yamlLine = regexp.MustCompile(`line (\d+)`)
 func (r *reader) yamlStream(ctx context.Context, p string, data []byte) error {
 	docs := splitYAML(data)
 	for n, d := range docs {
-		if len(bytes.TrimSpace(stripComments(d.body))) == 0 {
+		if onlyComments(d.body) {
 			continue
-		}
-		js, err := yaml.YAMLToJSON(d.body)
-		if err != nil {
-			msg := err.Error()
-			if m := yamlLine.FindStringSubmatchIndex(msg); m != nil {
-				l, _ := strconv.Atoi(msg[m[2]:m[3]])
-				return fmt.Errorf("state: %s:%d: %s", p, d.line+l-1, strings.TrimPrefix(msg[m[1]:], ": "))
-			}
-			return fmt.Errorf("state: %s:%d: %s", p, d.line, msg)
 		}
 		where := p
 		if len(docs) > 1 || n > 0 {
 			where = fmt.Sprintf("%s:%d", p, d.line)
+		}
+		if l := splitList(d.body); l != nil {
+			if err := r.yamlList(ctx, p, where, d.line, l); err != nil {
+				return err
+			}
+			continue
+		}
+		js, err := yamlToJSON(p, d.line, d.body)
+		if err != nil {
+			return err
 		}
 		if err := r.document(ctx, where, js); err != nil {
 			return err
@@ -222,6 +247,175 @@ func (r *reader) yamlStream(ctx context.Context, p string, data []byte) error {
 	}
 	return nil
 }
+
+// yamlToJSON converts a YAML document that starts on line first of file
+// p, with go-yaml v2's reading of scalars (as sigs.k8s.io/yaml's
+// YAMLToJSON does), an error naming the line.
+func yamlToJSON(p string, first int, body []byte) ([]byte, error) {
+	js, err := canonjson.FromYAML(nil, body)
+	if err != nil {
+		msg := err.Error()
+		if m := yamlLine.FindStringSubmatchIndex(msg); m != nil {
+			l, _ := strconv.Atoi(msg[m[2]:m[3]])
+			return nil, fmt.Errorf("state: %s:%d: %s", p, first+l-1, strings.TrimPrefix(msg[m[1]:], ": "))
+		}
+		return nil, fmt.Errorf("state: %s:%d: %s", p, first, msg)
+	}
+	return js, nil
+}
+
+// yamlList reads a List whose items splitList cut apart, item by item: a
+// List of hundreds of CSVs is never held decoded as a whole. It reads as
+// document reads the List converted whole.
+func (r *reader) yamlList(ctx context.Context, p, where string, first int, l *yamlList) error {
+	js, err := yamlToJSON(p, first, l.header)
+	if err != nil {
+		return err
+	}
+	var h head
+	if err := json.Unmarshal(js, &h); err != nil {
+		return fmt.Errorf("state: %s: not a Kubernetes object: %v", where, err)
+	}
+	if !strings.HasSuffix(h.Kind, "List") {
+		// An object with a field "items": read whole.
+		js, err := yamlToJSON(p, first, l.whole)
+		if err != nil {
+			return err
+		}
+		return r.document(ctx, where, js)
+	}
+	var buf []byte
+	for i, it := range l.items {
+		buf = l.item(i, buf)
+		js, err := yamlToJSON(p, first+it.line-1, buf)
+		if err != nil {
+			return err
+		}
+		if err := r.document(ctx, fmt.Sprintf("%s: items[%d]", where, i), js); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// yamlList is a YAML List document cut apart: the document without its
+// items (their place holding "items: []"), and where each item is.
+type yamlList struct {
+	whole  []byte
+	header []byte
+	items  []listItem
+	col    int // the column of the items' "-"
+}
+
+// listItem is an item of a yamlList: its bytes in the document, and the
+// document's line it starts on.
+type listItem struct{ start, end, line int }
+
+// item returns item i de-indented, as a document of its own, in buf.
+func (l *yamlList) item(i int, buf []byte) []byte {
+	it := l.items[i]
+	buf = buf[:0]
+	first := true
+	for line := range bytes.Lines(l.whole[it.start:it.end]) {
+		line = bytes.TrimRight(line, "\r\n")
+		content := bytes.TrimLeft(line, " ")
+		switch {
+		case !first && len(line)-len(content) < l.col+2 && len(content) > 0 && content[0] == '#':
+			// a comment left of the item's lines: dropped, its line kept
+		case first:
+			buf = append(buf, bytes.TrimLeft(line[l.col+1:], " ")...)
+			first = false
+		case len(line) > l.col+2:
+			buf = append(buf, line[l.col+2:]...)
+		}
+		buf = append(buf, '\n')
+	}
+	return buf
+}
+
+// splitList cuts a List document as kubectl and `oc adm inspect` write
+// it (a top-level "items:" whose entries start with "- " in one column,
+// every other line of an entry indented past it) into its items, without
+// parsing or copying it; nil when the document is not such a List (its
+// kind is checked by the caller, from the header), or when any line does
+// not fit that shape: the document is then converted whole.
+func splitList(body []byte) *yamlList {
+	l := &yamlList{whole: body, col: -1}
+	n, off := 0, 0
+	itemsAt, end := -1, -1 // the offsets of the "items:" line and of what follows the items
+	for line := range bytes.Lines(body) {
+		n++
+		at := off
+		off += len(line)
+		if end >= 0 {
+			// Whatever follows the items must be top-level keys and what
+			// they hold, as kubectl writes kind and metadata after them.
+			if t := bytes.TrimRight(line, " \t\r\n"); len(t) > 0 && t[0] != ' ' && t[0] != '#' && !isKey(t) {
+				return nil
+			}
+			continue
+		}
+		if itemsAt < 0 {
+			if string(bytes.TrimRight(line, " \t\r\n")) == "items:" {
+				itemsAt = at
+			}
+			continue
+		}
+		t := bytes.TrimRight(line, "\r\n")
+		content := bytes.TrimLeft(t, " ")
+		ind := len(t) - len(content)
+		switch {
+		case len(bytes.TrimSpace(content)) == 0:
+			continue
+		case content[0] == '\t':
+			return nil
+		case l.col < 0 && content[0] == '#':
+			continue
+		case l.col < 0:
+			if !isEntry(content) {
+				return nil
+			}
+			l.col = ind
+		}
+		switch {
+		case ind == l.col && isEntry(content):
+			// The entry's first key, if on this line, must be where the
+			// entry's other lines are indented to.
+			if len(content) > 1 && len(content) > 2 && content[2] == ' ' {
+				return nil
+			}
+			if len(l.items) > 0 {
+				l.items[len(l.items)-1].end = at
+			}
+			l.items = append(l.items, listItem{start: at, line: n})
+		case ind >= l.col+2:
+		case content[0] == '#':
+		case ind == 0 && isKey(content):
+			end = at
+		default:
+			return nil
+		}
+	}
+	if l.col < 0 {
+		return nil
+	}
+	if end < 0 {
+		end = len(body)
+	}
+	l.items[len(l.items)-1].end = end
+	l.header = slices.Concat(body[:itemsAt], []byte("items: []\n"), body[end:])
+	return l
+}
+
+// isEntry reports whether a line's content starts a sequence entry.
+func isEntry(content []byte) bool {
+	return content[0] == '-' && (len(content) == 1 || content[1] == ' ')
+}
+
+// isKey reports whether a line's content is a plain "key:" of a mapping.
+var plainKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.\-]*:(?: |$)`)
+
+func isKey(content []byte) bool { return plainKey.Match(content) }
 
 // yamlDoc is a document of a YAML stream and the line it starts on.
 type yamlDoc struct {
@@ -235,31 +429,34 @@ type yamlDoc struct {
 func splitYAML(data []byte) []yamlDoc {
 	var docs []yamlDoc
 	cur := yamlDoc{line: 1}
-	n := 0
+	n, off, start := 0, 0, 0
 	for line := range bytes.Lines(data) {
 		n++
+		off += len(line)
 		if rest, ok := bytes.CutPrefix(line, []byte("---")); ok {
 			if t := bytes.TrimSpace(rest); len(t) == 0 || t[0] == '#' {
+				// The document's lines, not copied: a file of one large
+				// List is not held twice.
+				cur.body = data[start : off-len(line) : off-len(line)]
 				docs = append(docs, cur)
-				cur = yamlDoc{line: n + 1}
+				cur, start = yamlDoc{line: n + 1}, off
 				continue
 			}
 		}
-		cur.body = append(cur.body, line...)
 	}
+	cur.body = data[start:len(data):len(data)]
 	return append(docs, cur)
 }
 
-// stripComments removes the comment lines of a YAML document, to tell an
-// empty document.
-func stripComments(doc []byte) []byte {
-	var out []byte
+// onlyComments reports whether a YAML document holds nothing but blank
+// lines and comments.
+func onlyComments(doc []byte) bool {
 	for line := range bytes.Lines(doc) {
 		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '#' {
-			out = append(out, line...)
+			return false
 		}
 	}
-	return out
+	return true
 }
 
 func lineAt(data []byte, off int64) int {
@@ -312,6 +509,13 @@ func (r *reader) document(ctx context.Context, where string, js []byte) error {
 	case group == operatorsGroup && h.Kind == KindSubscription:
 		return add(r, where, h, js, &r.s.Subscriptions, true, checkSubscription)
 	case group == operatorsGroup && h.Kind == KindCSV:
+		if v1alpha1.IsCopied(&h.Metadata) {
+			// A copy, by its labels or annotations: not decoded further
+			// (a must-gather holds one per namespace of every
+			// AllNamespaces operator).
+			r.s.Copied++
+			return nil
+		}
 		var csv v1alpha1.ClusterServiceVersion
 		if err := decode(where, h, js, &csv); err != nil {
 			return err
@@ -340,7 +544,11 @@ func (r *reader) document(ctx context.Context, where string, js []byte) error {
 			r.s.Skipped[h.Kind+" ("+h.APIVersion+")"]++
 			return nil
 		}
-		return add(r, where, h, js, &r.s.CRDs, false, checkNothing[*apiextensionsv1.CustomResourceDefinition])
+		var c crdKept
+		if err := decode(where, h, js, &c); err != nil {
+			return err
+		}
+		return keep(r, where, h, c.crd(), &r.s.CRDs, false, checkNothing[*apiextensionsv1.CustomResourceDefinition])
 	}
 	r.s.Skipped[h.Kind]++
 	return nil
@@ -476,6 +684,49 @@ func pruneCSV(c *v1alpha1.ClusterServiceVersion) *v1alpha1.ClusterServiceVersion
 		s.APIServiceDefinitions.Required = append(s.APIServiceDefinitions.Required, v1alpha1.APIServiceDescription{Name: d.Name, Group: d.Group, Version: d.Version, Kind: d.Kind})
 	}
 	out.Status.Phase, out.Status.Reason, out.Status.Message = c.Status.Phase, c.Status.Reason, c.Status.Message
+	return out
+}
+
+// crdKept is what is kept of a CRD: its names, versions (without their
+// schemas, columns and subresources), conversion and status. A cluster's
+// CRDs are most of a state's bytes; the answers read their names and
+// stored versions (Effects).
+type crdKept struct {
+	metav1.TypeMeta `json:",inline"`
+	Metadata        struct {
+		Name            string            `json:"name"`
+		UID             types.UID         `json:"uid"`
+		ResourceVersion string            `json:"resourceVersion"`
+		Generation      int64             `json:"generation"`
+		Labels          map[string]string `json:"labels"`
+	} `json:"metadata"`
+	Spec struct {
+		Group    string                                        `json:"group"`
+		Names    apiextensionsv1.CustomResourceDefinitionNames `json:"names"`
+		Scope    apiextensionsv1.ResourceScope                 `json:"scope"`
+		Versions []struct {
+			Name               string  `json:"name"`
+			Served             bool    `json:"served"`
+			Storage            bool    `json:"storage"`
+			Deprecated         bool    `json:"deprecated"`
+			DeprecationWarning *string `json:"deprecationWarning"`
+		} `json:"versions"`
+		Conversion            *apiextensionsv1.CustomResourceConversion `json:"conversion"`
+		PreserveUnknownFields bool                                      `json:"preserveUnknownFields"`
+	} `json:"spec"`
+	Status apiextensionsv1.CustomResourceDefinitionStatus `json:"status"`
+}
+
+func (c *crdKept) crd() *apiextensionsv1.CustomResourceDefinition {
+	out := &apiextensionsv1.CustomResourceDefinition{TypeMeta: c.TypeMeta, Status: c.Status}
+	m := &c.Metadata
+	out.Name, out.UID, out.ResourceVersion, out.Generation, out.Labels = m.Name, m.UID, m.ResourceVersion, m.Generation, m.Labels
+	s := &out.Spec
+	s.Group, s.Names, s.Scope, s.Conversion, s.PreserveUnknownFields = c.Spec.Group, c.Spec.Names, c.Spec.Scope, c.Spec.Conversion, c.Spec.PreserveUnknownFields
+	for _, v := range c.Spec.Versions {
+		s.Versions = append(s.Versions, apiextensionsv1.CustomResourceDefinitionVersion{Name: v.Name, Served: v.Served, Storage: v.Storage,
+			Deprecated: v.Deprecated, DeprecationWarning: v.DeprecationWarning})
+	}
 	return out
 }
 
