@@ -602,6 +602,8 @@ func outcomeWords(o cluster.SubscriptionOutcome) string {
 		return "upgrades " + o.Installed + " to " + o.To
 	case cluster.Installs:
 		return "installs " + o.To
+	case cluster.Blocked:
+		return "blocked (the namespace does not resolve)"
 	}
 	if o.Why != "" {
 		return o.Outcome + ": " + firstLine(o.Why)

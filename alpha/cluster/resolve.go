@@ -68,6 +68,18 @@ type NamespaceResult struct {
 	Approval string `json:"approval,omitempty"`
 	// Subscriptions say what happens to each Subscription.
 	Subscriptions []SubscriptionOutcome `json:"subscriptions"`
+	// Unhealthy are the namespace's CSVs in a phase other than
+	// Succeeded (Failed, Replacing, Installing...): OLM's resolution
+	// counts them as installed all the same.
+	Unhealthy []CSVPhase `json:"unhealthy,omitempty"`
+}
+
+// CSVPhase is a CSV's phase, reason and message.
+type CSVPhase struct {
+	Name    string `json:"name"`
+	Phase   string `json:"phase"`
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
 }
 
 // SubscriptionOutcome is what the sync does for one Subscription.
@@ -116,6 +128,11 @@ func (s *State) Resolve(ctx context.Context, cats Catalogs, opts ResolveOptions)
 func (s *State) ResolveNamespace(ctx context.Context, ns string, cats Catalogs, opts ResolveOptions) (*NamespaceResult, error) {
 	subs := s.SubscriptionsIn(ns)
 	res := &NamespaceResult{Namespace: ns, Approval: string(v1alpha1.ApprovalAutomatic)}
+	for _, csv := range s.CSVsIn(ns) {
+		if csv.Status.Phase != v1alpha1.CSVPhaseSucceeded {
+			res.Unhealthy = append(res.Unhealthy, CSVPhase{Name: csv.Name, Phase: string(csv.Status.Phase), Reason: string(csv.Status.Reason), Message: csv.Status.Message})
+		}
+	}
 	for _, sub := range subs {
 		if sub.Spec.InstallPlanApproval == v1alpha1.ApprovalManual {
 			res.Approval = string(v1alpha1.ApprovalManual)
@@ -203,9 +220,7 @@ func (s *State) ResolveNamespace(ctx context.Context, ns string, cats Catalogs, 
 		return nil, err
 	}
 	res.Answer = a
-	for _, c := range catalogOrder(q.Catalogs, ns) {
-		res.Catalogs = append(res.Catalogs, c)
-	}
+	res.Catalogs = append(res.Catalogs, catalogOrder(q.Catalogs, ns)...)
 	res.Subscriptions = outcomes(subs, current, a)
 	return res, nil
 }
@@ -259,7 +274,7 @@ func outcomes(subs []*v1alpha1.Subscription, current map[string]string, a *insta
 				}
 			}
 		case install.Unsatisfiable:
-			o.Outcome, o.Why = Blocked, "the namespace's constraints cannot hold together: "+strings.Join(a.Reasons, "; ")
+			o.Outcome, o.Why = Blocked, "the namespace's constraints cannot hold together (ConstraintsNotSatisfiable): "+strings.Join(a.Reasons, "; ")
 		default:
 			o.Outcome, o.Why = Blocked, a.Error
 		}

@@ -296,7 +296,11 @@ func names(p *problem, ids []int) string {
 			}
 			run = append(run, f.Name())
 		}
-		groups = append(groups, list(run)+" (channel "+e.Channel+" of catalog "+e.Catalog.Name+")")
+		if e.Catalog.virtual {
+			groups = append(groups, list(run)+" (installed)")
+		} else {
+			groups = append(groups, list(run)+" (channel "+e.Channel+" of catalog "+e.Catalog.Display()+")")
+		}
 		i = j
 	}
 	if len(groups) == 1 {

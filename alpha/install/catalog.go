@@ -131,6 +131,15 @@ func (c *Catalog) Key() string {
 	return c.Name + "/" + c.Namespace
 }
 
+// Display names the catalog for people: its name, or namespace/name for
+// a CatalogSource of a cluster.
+func (c *Catalog) Display() string {
+	if c.Namespace == "" {
+		return c.Name
+	}
+	return c.Namespace + "/" + c.Name
+}
+
 // SetNamespace makes the catalog the CatalogSource of that namespace, as
 // a cluster's resolution names it. Call it before the catalog is given to
 // a resolver.

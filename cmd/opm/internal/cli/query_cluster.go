@@ -254,6 +254,17 @@ func writeNamespaceText(b *strings.Builder, n *action.ClusterNamespace, plan boo
 			}
 		}
 	}
+	for _, c := range n.Unhealthy {
+		phase := c.Phase
+		if phase == "" {
+			phase = "no phase"
+		}
+		fmt.Fprintf(b, "CSV %s is %s", c.Name, phase)
+		if c.Reason != "" {
+			fmt.Fprintf(b, " (%s: %s)", c.Reason, c.Message)
+		}
+		b.WriteString(": OLM's resolution counts it as installed all the same\n")
+	}
 	if len(n.IfReachable) > 0 {
 		fmt.Fprintf(b, "if %s were reachable (and offered nothing more):\n", strings.Join(n.Unreachable, ", "))
 		for _, o := range n.IfReachable {
@@ -307,6 +318,14 @@ func outcomeText(o cluster.SubscriptionOutcome) string {
 		return "upgrades " + o.Installed + " -> " + o.To
 	case cluster.Installs:
 		return "installs " + o.To
+	}
+	if o.Outcome == cluster.Blocked {
+		// The namespace's reasons are written above.
+		why, _, _ := strings.Cut(o.Why, ": ")
+		if strings.HasPrefix(o.Why, "the namespace's constraints") {
+			return "blocked: " + why + " (above)"
+		}
+		return "blocked: the namespace fails (above)"
 	}
 	if o.Why != "" {
 		return o.Outcome + ": " + strings.ReplaceAll(o.Why, "\n", "\n    ")
