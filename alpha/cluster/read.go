@@ -237,6 +237,9 @@ func (r *reader) yamlStream(ctx context.Context, p string, data []byte) error {
 			}
 			continue
 		}
+		if r.skipped(d.body) {
+			continue
+		}
 		js, err := yamlToJSON(p, d.line, d.body)
 		if err != nil {
 			return err
@@ -287,6 +290,9 @@ func (r *reader) yamlList(ctx context.Context, p, where string, first int, l *ya
 	var buf []byte
 	for i, it := range l.items {
 		buf = l.item(i, buf)
+		if r.skipped(buf) {
+			continue
+		}
 		js, err := yamlToJSON(p, first+it.line-1, buf)
 		if err != nil {
 			return err
@@ -296,6 +302,98 @@ func (r *reader) yamlList(ctx context.Context, p, where string, first int, l *ya
 		}
 	}
 	return nil
+}
+
+// skipped reports whether a YAML document is an object the State does
+// not keep, judged from its apiVersion, kind and metadata alone, and then
+// counts it: a copied CSV, or a kind not read. The rest of such an object
+// is never converted (most of a large state's or must-gather's bytes are
+// copied CSVs). A document whose head cannot be cut out that way, a List,
+// or an object read is not skipped here: document reads it whole, with
+// its errors.
+func (r *reader) skipped(doc []byte) bool {
+	if r.each != nil {
+		return false
+	}
+	hd := yamlHead(doc)
+	if hd == nil {
+		return false
+	}
+	js, err := canonjson.FromYAML(nil, hd)
+	if err != nil {
+		return false
+	}
+	var h head
+	if json.Unmarshal(js, &h) != nil || h.Kind == "" || h.APIVersion == "" || strings.HasSuffix(h.Kind, "List") {
+		return false
+	}
+	switch k := readKind(h); {
+	case k == "":
+		r.s.Skipped[h.Kind]++
+		return true
+	case k == KindCSV && v1alpha1.IsCopied(&h.Metadata):
+		r.s.Copied++
+		return true
+	}
+	return false
+}
+
+// yamlHead cuts the top-level apiVersion, kind and metadata of a YAML
+// document out of it (a block mapping at column 0, as kubectl writes
+// objects), without parsing it; nil when the document is not of that
+// shape.
+func yamlHead(doc []byte) []byte {
+	var out []byte
+	in, keys := false, 0
+	for line := range bytes.Lines(doc) {
+		if len(line) == 0 {
+			continue
+		}
+		switch c := line[0]; {
+		case c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '#':
+			// inside the key before, or blank
+		case c == '-' && len(line) > 2 && line[1] == '-' && line[2] == '-':
+			return nil // a document marker or directive: read whole
+		case c == '%' || c == '{' || c == '[' || c == '-' || c == '!' || c == '&' || c == '*' || c == '?':
+			return nil
+		default:
+			in = false
+			for _, k := range []string{"apiVersion:", "kind:", "metadata:"} {
+				if bytes.HasPrefix(line, []byte(k)) {
+					in = true
+					keys++
+				}
+			}
+		}
+		if in {
+			out = append(out, line...)
+			if line[len(line)-1] != '\n' {
+				out = append(out, '\n')
+			}
+		}
+	}
+	if keys < 2 {
+		return nil
+	}
+	return out
+}
+
+// readKind is the kind under which the State keeps an object of h's
+// apiVersion and kind; "" for an object it does not read.
+func readKind(h head) string {
+	group, _, ok := strings.Cut(h.APIVersion, "/")
+	if !ok {
+		group = ""
+	}
+	switch {
+	case h.Kind == KindNamespace && group == "":
+		return KindNamespace
+	case group == operatorsGroup && (h.Kind == KindCatalogSource || h.Kind == KindSubscription || h.Kind == KindCSV || h.Kind == KindOperatorGroup || h.Kind == KindInstallPlan):
+		return h.Kind
+	case group == apiextensionsGroup && h.Kind == KindCRD:
+		return KindCRD
+	}
+	return ""
 }
 
 // yamlList is a YAML List document cut apart: the document without its

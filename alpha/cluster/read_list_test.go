@@ -177,3 +177,52 @@ func TestReadCopiesAndCRDs(t *testing.T) {
 		t.Errorf("CRD kept as %+v", crd)
 	}
 }
+
+// TestReadSkippedFromHead: a copied CSV and an object of a kind not read
+// are skipped from their apiVersion, kind and metadata alone, in a List
+// and as documents of their own: the rest of them is not parsed, so a
+// syntax error there is not an error. An object read, or one whose head
+// cannot be cut out without parsing (flow style, JSON), is read whole,
+// with its errors.
+func TestReadSkippedFromHead(t *testing.T) {
+	t.Parallel()
+	copied := "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: x.v1\n  namespace: ns2\n  labels:\n    olm.copiedFrom: ns1\nspec:\n  description: \"unterminated\n  version: [\n"
+	other := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  namespace: ns1\ndata:\n  a: [\n"
+	asItem := func(doc string) string {
+		return "- " + strings.ReplaceAll(strings.TrimSuffix(doc, "\n"), "\n", "\n  ") + "\n"
+	}
+	s, err := Read(context.Background(), writeFiles(t, map[string]string{
+		"docs.yaml": copied + "---\n" + other,
+		"list.yaml": "apiVersion: v1\nitems:\n" + asItem(copied) + asItem(other) + "kind: List\nmetadata:\n  resourceVersion: \"\"\n",
+	}))
+	if err != nil || s.Copied != 2 || s.Skipped["ConfigMap"] != 2 || len(s.CSVs) != 0 {
+		t.Fatalf("%v, %+v", err, s)
+	}
+
+	// Not copied: read whole, the error names the file and line.
+	notCopied := strings.Replace(strings.Replace(copied, "    olm.copiedFrom: ns1\n", "    app: x\n", 1), "  description: \"unterminated\n", "", 1)
+	_, err = Read(context.Background(), writeFiles(t, map[string]string{"list.yaml": "apiVersion: v1\nitems:\n" + asItem(other) + asItem(notCopied) + "kind: List\n"}))
+	if err == nil || !strings.Contains(err.Error(), "list.yaml:18: did not find expected node content") {
+		t.Errorf("a CSV not copied, malformed: %v", err)
+	}
+	// Flow style: read whole.
+	_, err = Read(context.Background(), writeFiles(t, map[string]string{"flow.yaml": "{apiVersion: v1, kind: ConfigMap, metadata: {name: cm}, data: [}\n"}))
+	if err == nil || !strings.Contains(err.Error(), "flow.yaml:1: ") {
+		t.Errorf("flow style: %v", err)
+	}
+
+	for doc, want := range map[string]string{
+		copied:                             "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: x.v1\n  namespace: ns2\n  labels:\n    olm.copiedFrom: ns1\n",
+		"kind: A\n# c\napiVersion: v1\nx: 1\n": "kind: A\n# c\napiVersion: v1\n",
+		"metadata: {name: a}\nkind: A\n":      "metadata: {name: a}\nkind: A\n",
+		"{kind: A, apiVersion: v1}\n":        "",
+		"kind: A\n- x\n":                     "",
+		"kind: A\n":                          "",
+		"--- \nkind: A\napiVersion: v1\n":    "",
+		"\"kind\": A\napiVersion: v1\n":      "",
+	} {
+		if got := string(yamlHead([]byte(doc))); got != want {
+			t.Errorf("yamlHead(%q) = %q, want %q", doc, got, want)
+		}
+	}
+}
