@@ -69,9 +69,10 @@ func (w *world) writeMustGather(dir string, size int64) (int64, int, error) {
 	}
 
 	// The OLM objects, one file per object.
-	resources := map[string]string{"CatalogSource": "catalogsources", "Subscription": "subscriptions", "ClusterServiceVersion": "clusterserviceversions",
-		"OperatorGroup": "operatorgroups", "InstallPlan": "installplans"}
-	for kind, res := range resources {
+	// (In a fixed order: OperatorConditions take serial numbers.)
+	for _, kr := range [][2]string{{"CatalogSource", "catalogsources"}, {"Subscription", "subscriptions"}, {"ClusterServiceVersion", "clusterserviceversions"},
+		{"OperatorGroup", "operatorgroups"}, {"InstallPlan", "installplans"}} {
+		kind, res := kr[0], kr[1]
 		for _, o := range w.kinds[kind] {
 			md := o["metadata"].(map[string]any)
 			if err := m.object(fmt.Sprintf("namespaces/%s/operators.coreos.com/%s/%s.yaml", md["namespace"], res, md["name"]), o); err != nil {
