@@ -157,7 +157,8 @@ type ODLM struct {
 }
 
 // Origin says where the OperandRegistry or OperandRequest was read ("FILE",
-// "FILE:LINE" for a document of several, "…: items[N]" in a List).
+// "FILE:LINE" for a document of several, "FILE:LINE: items[N]" in a YAML
+// List, "FILE: items[N]" in a JSON one).
 func (o *ODLM) Origin(k ObjectKey) string { return o.origin[k] }
 
 // Registry returns the OperandRegistry ns/name, or nil.

@@ -51,7 +51,7 @@ func TestReadODLMFixtures(t *testing.T) {
 	if o.Files != 8 || len(o.Skipped) != 0 {
 		t.Errorf("files %d, skipped %v; want 8 files, none skipped", o.Files, o.Skipped)
 	}
-	if got := o.Origin(ObjectKey{KindOperandRegistry, "ibm-common-services", "common-service"}); got != fixture("cp4d-deployment-operand-registry.yaml")[0]+": items[0]" {
+	if got := o.Origin(ObjectKey{KindOperandRegistry, "ibm-common-services", "common-service"}); got != fixture("cp4d-deployment-operand-registry.yaml")[0]+":3: items[0]" {
 		t.Errorf("origin %q", got)
 	}
 	// ODLM's defaults, as GetOperandRegistry and GetRegistryKey apply them.

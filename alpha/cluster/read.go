@@ -297,7 +297,9 @@ func (r *reader) yamlList(ctx context.Context, p, where string, first int, l *ya
 		if err != nil {
 			return err
 		}
-		if err := r.document(ctx, fmt.Sprintf("%s: items[%d]", where, i), js); err != nil {
+		// The item's own line: a List of thousands of objects is one
+		// document.
+		if err := r.document(ctx, fmt.Sprintf("%s:%d: items[%d]", p, first+it.line-1, i), js); err != nil {
 			return err
 		}
 	}

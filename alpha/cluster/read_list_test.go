@@ -157,7 +157,7 @@ func TestReadYAMLListErrors(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 	_, err = Read(context.Background(), writeFiles(t, map[string]string{"list.yaml": strings.Replace(body, "name: [", "name: b\n  spec: 1", 1)}))
-	if err == nil || !strings.Contains(err.Error(), "list.yaml: items[1]: Namespace b: json: cannot unmarshal number") {
+	if err == nil || !strings.Contains(err.Error(), "list.yaml:7: items[1]: Namespace b: json: cannot unmarshal number") {
 		t.Errorf("error %v", err)
 	}
 }

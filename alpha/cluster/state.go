@@ -46,8 +46,9 @@ type State struct {
 	// "" when it was read from files.
 	Cluster string
 
-	// origin says where each object was read: "FILE" or "FILE: document
-	// N" or "FILE: items[N]".
+	// origin says where each object was read: "FILE", "FILE:LINE" for a
+	// document of several, "FILE:LINE: items[N]" in a YAML List (the
+	// item's line), "FILE: items[N]" in a JSON one.
 	origin map[ObjectKey]string
 }
 
