@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -41,7 +42,12 @@ const MaxFileSize = 512 << 20
 // cannot be decoded, one without a field OLM needs, or one read twice with
 // different content is an error naming the file and the object.
 func Read(ctx context.Context, paths ...string) (*State, error) {
-	r := &reader{s: &State{Skipped: map[string]int{}, origin: map[ObjectKey]string{}}}
+	return readPaths(ctx, &reader{}, paths)
+}
+
+// readPaths is Read with the reader r.
+func readPaths(ctx context.Context, r *reader, paths []string) (*State, error) {
+	r.s = &State{Skipped: map[string]int{}, origin: map[ObjectKey]string{}}
 	for _, p := range paths {
 		st, err := os.Stat(p)
 		if err != nil {
@@ -69,6 +75,8 @@ type reader struct {
 	// each, when set, takes every object (a List's items one by one)
 	// instead of the State: ReadODLM reads its kinds with it.
 	each func(where string, h head, js []byte) error
+	// stream, when set, is StreamAbove's stand-in (tests).
+	stream int64
 }
 
 // dir reads a directory: as a must-gather when it is one (or holds one),
@@ -153,6 +161,12 @@ func (r *reader) mustGather(ctx context.Context, root string) error {
 	})
 }
 
+// StreamAbove is the size above which a YAML file is not read into
+// memory whole: its lines are scanned from the file and each document, or
+// each item of a List, read from it when its turn comes (a state dump of
+// one List of thousands of CSVs is held an item at a time).
+const StreamAbove = 16 << 20
+
 // file reads the objects of one file.
 func (r *reader) file(ctx context.Context, p string) error {
 	f, err := os.Open(p)
@@ -162,6 +176,18 @@ func (r *reader) file(ctx context.Context, p string) error {
 	defer f.Close()
 	var data []byte
 	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() <= MaxFileSize {
+		if st.Size() > r.streamAbove() {
+			t := &text{f: f, size: int(st.Size())}
+			first, err := t.firstByte()
+			if err != nil {
+				return fmt.Errorf("state: %s: %w", p, err)
+			}
+			if first != '{' && first != '[' {
+				r.s.Files++
+				return r.yamlStream(ctx, p, t)
+			}
+			// JSON: decoded whole, below.
+		}
 		// One buffer of the file's size, not ReadAll's doubling ones.
 		data = make([]byte, 0, st.Size()+1)
 	}
@@ -177,7 +203,107 @@ func (r *reader) file(ctx context.Context, p string) error {
 	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
 		return r.jsonStream(ctx, p, data)
 	}
-	return r.yamlStream(ctx, p, data)
+	return r.yamlStream(ctx, p, &text{data: data, size: len(data)})
+}
+
+func (r *reader) streamAbove() int64 {
+	if r.stream != 0 {
+		return r.stream
+	}
+	return StreamAbove
+}
+
+// text is a file's bytes: in memory, or read from the file a range at a
+// time.
+type text struct {
+	data []byte      // the whole file, when in memory
+	f    io.ReaderAt // else the file
+	size int
+	// scratch holds a short range of the file read whole (an item of a
+	// List, by lines).
+	scratch []byte
+}
+
+// scanBuffer is the buffer of a long range read by lines.
+const scanBuffer = 256 << 10
+
+// firstByte is the file's first byte that is not white space; 0 when
+// there is none.
+func (t *text) firstByte() (byte, error) {
+	var first byte
+	err := t.lines(0, t.size, func(line []byte, _ int) bool {
+		if c := bytes.TrimLeft(line, " \t\r\n"); len(c) > 0 {
+			first = c[0]
+			return false
+		}
+		return true
+	})
+	return first, err
+}
+
+// slice is bytes [from, to) of the text: the text's own in memory (not to
+// be written to), a new buffer read from the file else.
+func (t *text) slice(from, to int) ([]byte, error) {
+	if t.f == nil {
+		return t.data[from:to:to], nil
+	}
+	b := make([]byte, to-from)
+	if _, err := t.f.ReadAt(b, int64(from)); err != nil && !(errors.Is(err, io.EOF) && to == t.size) {
+		return nil, err
+	}
+	return b, nil
+}
+
+// lines calls fn with each line of [from, to) (its "\n" included) and the
+// line's offset, until fn returns false. A line is valid only during the
+// call.
+func (t *text) lines(from, to int, fn func(line []byte, at int) bool) error {
+	data, base := t.data, 0
+	if t.f != nil && to-from <= scanBuffer {
+		if cap(t.scratch) < to-from {
+			t.scratch = make([]byte, to-from, max(to-from, 64<<10))
+		}
+		data, base = t.scratch[:to-from], from
+		if _, err := t.f.ReadAt(data, int64(from)); err != nil && !(errors.Is(err, io.EOF) && to == t.size) {
+			return err
+		}
+	}
+	if data != nil || t.f == nil {
+		at := from
+		for line := range bytes.Lines(data[from-base : to-base]) {
+			if !fn(line, at) {
+				return nil
+			}
+			at += len(line)
+		}
+		return nil
+	}
+	br := bufio.NewReaderSize(io.NewSectionReader(t.f, int64(from), int64(to-from)), scanBuffer)
+	at := from
+	var long []byte
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long, line...)
+			continue
+		}
+		if long != nil {
+			line = append(long, line...)
+			long = long[:0:0]
+		}
+		if len(line) > 0 {
+			if !fn(line, at) {
+				return nil
+			}
+			at += len(line)
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 // readAll is io.ReadAll into buf's capacity.
@@ -221,26 +347,44 @@ func (r *reader) jsonStream(ctx context.Context, p string, data []byte) error {
 // yamlLine is the line of a YAML error ("yaml: line 3: ...").
 var yamlLine = regexp.MustCompile(`line (\d+)`)
 
-func (r *reader) yamlStream(ctx context.Context, p string, data []byte) error {
-	docs := splitYAML(data)
+func (r *reader) yamlStream(ctx context.Context, p string, t *text) error {
+	docs, err := splitDocs(t)
+	if err != nil {
+		return fmt.Errorf("state: %s: %w", p, err)
+	}
 	for n, d := range docs {
-		if onlyComments(d.body) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		empty, err := onlyCommentsIn(t, d.from, d.to)
+		if err != nil {
+			return fmt.Errorf("state: %s: %w", p, err)
+		}
+		if empty {
 			continue
 		}
 		where := p
 		if len(docs) > 1 || n > 0 {
 			where = fmt.Sprintf("%s:%d", p, d.line)
 		}
-		if l := splitList(d.body); l != nil {
+		l, err := cutList(t, d.from, d.to)
+		if err != nil {
+			return fmt.Errorf("state: %s: %w", p, err)
+		}
+		if l != nil {
 			if err := r.yamlList(ctx, p, where, d.line, l); err != nil {
 				return err
 			}
 			continue
 		}
-		if r.skipped(d.body) {
+		body, err := t.slice(d.from, d.to)
+		if err != nil {
+			return fmt.Errorf("state: %s: %w", p, err)
+		}
+		if r.skipped(body) {
 			continue
 		}
-		js, err := yamlToJSON(p, d.line, d.body)
+		js, err := yamlToJSON(p, d.line, body)
 		if err != nil {
 			return err
 		}
@@ -281,7 +425,11 @@ func (r *reader) yamlList(ctx context.Context, p, where string, first int, l *ya
 	}
 	if !strings.HasSuffix(h.Kind, "List") {
 		// An object with a field "items": read whole.
-		js, err := yamlToJSON(p, first, l.whole)
+		whole, err := l.t.slice(l.from, l.to)
+		if err != nil {
+			return fmt.Errorf("state: %s: %w", p, err)
+		}
+		js, err := yamlToJSON(p, first, whole)
 		if err != nil {
 			return err
 		}
@@ -289,7 +437,12 @@ func (r *reader) yamlList(ctx context.Context, p, where string, first int, l *ya
 	}
 	var buf []byte
 	for i, it := range l.items {
-		buf = l.item(i, buf)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if buf, err = l.item(i, buf); err != nil {
+			return fmt.Errorf("state: %s: %w", p, err)
+		}
 		if r.skipped(buf) {
 			continue
 		}
@@ -401,22 +554,23 @@ func readKind(h head) string {
 // yamlList is a YAML List document cut apart: the document without its
 // items (their place holding "items: []"), and where each item is.
 type yamlList struct {
-	whole  []byte
-	header []byte
-	items  []listItem
-	col    int // the column of the items' "-"
+	t        *text
+	from, to int // the document in t
+	header   []byte
+	items    []listItem
+	col      int // the column of the items' "-"
 }
 
-// listItem is an item of a yamlList: its bytes in the document, and the
+// listItem is an item of a yamlList: its bytes in the text, and the
 // document's line it starts on.
 type listItem struct{ start, end, line int }
 
 // item returns item i de-indented, as a document of its own, in buf.
-func (l *yamlList) item(i int, buf []byte) []byte {
+func (l *yamlList) item(i int, buf []byte) ([]byte, error) {
 	it := l.items[i]
 	buf = buf[:0]
 	first := true
-	for line := range bytes.Lines(l.whole[it.start:it.end]) {
+	err := l.t.lines(it.start, it.end, func(line []byte, _ int) bool {
 		line = bytes.TrimRight(line, "\r\n")
 		content := bytes.TrimLeft(line, " ")
 		switch {
@@ -429,51 +583,60 @@ func (l *yamlList) item(i int, buf []byte) []byte {
 			buf = append(buf, line[l.col+2:]...)
 		}
 		buf = append(buf, '\n')
-	}
-	return buf
+		return true
+	})
+	return buf, err
 }
 
-// splitList cuts a List document as kubectl and `oc adm inspect` write
-// it (a top-level "items:" whose entries start with "- " in one column,
-// every other line of an entry indented past it) into its items, without
-// parsing or copying it; nil when the document is not such a List (its
-// kind is checked by the caller, from the header), or when any line does
-// not fit that shape: the document is then converted whole.
+// splitList is cutList of a document in memory.
 func splitList(body []byte) *yamlList {
-	l := &yamlList{whole: body, col: -1}
-	n, off := 0, 0
+	l, _ := cutList(&text{data: body, size: len(body)}, 0, len(body))
+	return l
+}
+
+// cutList cuts a List document, bytes [from, to) of t, as kubectl and
+// `oc adm inspect` write it (a top-level "items:" whose entries start
+// with "- " in one column, every other line of an entry indented past
+// it) into its items, without parsing or copying it; nil when the
+// document is not such a List (its kind is checked by the caller, from
+// the header), or when any line does not fit that shape: the document is
+// then converted whole.
+func cutList(t *text, from, to int) (*yamlList, error) {
+	l := &yamlList{t: t, from: from, to: to, col: -1}
+	n := 0
 	itemsAt, end := -1, -1 // the offsets of the "items:" line and of what follows the items
-	for line := range bytes.Lines(body) {
+	ok := true
+	err := t.lines(from, to, func(line []byte, at int) bool {
 		n++
-		at := off
-		off += len(line)
 		if end >= 0 {
 			// Whatever follows the items must be top-level keys and what
 			// they hold, as kubectl writes kind and metadata after them.
 			if t := bytes.TrimRight(line, " \t\r\n"); len(t) > 0 && t[0] != ' ' && t[0] != '#' && !isKey(t) {
-				return nil
+				ok = false
 			}
-			continue
+			return ok
 		}
 		if itemsAt < 0 {
 			if string(bytes.TrimRight(line, " \t\r\n")) == "items:" {
 				itemsAt = at
 			}
-			continue
+			return true
 		}
 		t := bytes.TrimRight(line, "\r\n")
 		content := bytes.TrimLeft(t, " ")
 		ind := len(t) - len(content)
 		switch {
 		case len(bytes.TrimSpace(content)) == 0:
-			continue
+			return true
 		case content[0] == '\t':
-			return nil
+			ok = false
+			return false
 		case l.col < 0 && content[0] == '#':
-			continue
+			return true
 		case l.col < 0:
 			if !isEntry(content) {
-				return nil
+				ok = false
+				return false
 			}
 			l.col = ind
 		}
@@ -481,8 +644,9 @@ func splitList(body []byte) *yamlList {
 		case ind == l.col && isEntry(content):
 			// The entry's first key, if on this line, must be where the
 			// entry's other lines are indented to.
-			if len(content) > 1 && len(content) > 2 && content[2] == ' ' {
-				return nil
+			if len(content) > 2 && content[2] == ' ' {
+				ok = false
+				return false
 			}
 			if len(l.items) > 0 {
 				l.items[len(l.items)-1].end = at
@@ -493,18 +657,27 @@ func splitList(body []byte) *yamlList {
 		case ind == 0 && isKey(content):
 			end = at
 		default:
-			return nil
+			ok = false
 		}
-	}
-	if l.col < 0 {
-		return nil
+		return ok
+	})
+	if err != nil || !ok || l.col < 0 {
+		return nil, err
 	}
 	if end < 0 {
-		end = len(body)
+		end = to
 	}
 	l.items[len(l.items)-1].end = end
-	l.header = slices.Concat(body[:itemsAt], []byte("items: []\n"), body[end:])
-	return l
+	before, err := t.slice(from, itemsAt)
+	if err != nil {
+		return nil, err
+	}
+	after, err := t.slice(end, to)
+	if err != nil {
+		return nil, err
+	}
+	l.header = slices.Concat(before, []byte("items: []\n"), after)
+	return l, nil
 }
 
 // isEntry reports whether a line's content starts a sequence entry.
@@ -517,46 +690,63 @@ var plainKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.\-]*:(?: |$)`)
 
 func isKey(content []byte) bool { return plainKey.Match(content) }
 
-// yamlDoc is a document of a YAML stream and the line it starts on.
+// yamlDoc is a document of a YAML stream: where it is in its text, the
+// line it starts on, and (splitYAML) its bytes.
 type yamlDoc struct {
-	body []byte
-	line int
+	from, to int
+	line     int
+	body     []byte
 }
 
-// splitYAML splits a YAML stream at its "---" lines, as apimachinery's
+// splitYAML is splitDocs of a stream in memory, with each document's
+// bytes (not copied).
+func splitYAML(data []byte) []yamlDoc {
+	docs, _ := splitDocs(&text{data: data, size: len(data)})
+	for i := range docs {
+		docs[i].body = data[docs[i].from:docs[i].to:docs[i].to]
+	}
+	return docs
+}
+
+// splitDocs splits a YAML stream at its "---" lines, as apimachinery's
 // YAMLReader does (a separator may be followed by spaces and a comment
 // only), keeping where each document starts.
-func splitYAML(data []byte) []yamlDoc {
+func splitDocs(t *text) ([]yamlDoc, error) {
 	var docs []yamlDoc
 	cur := yamlDoc{line: 1}
-	n, off, start := 0, 0, 0
-	for line := range bytes.Lines(data) {
+	n := 0
+	err := t.lines(0, t.size, func(line []byte, at int) bool {
 		n++
-		off += len(line)
 		if rest, ok := bytes.CutPrefix(line, []byte("---")); ok {
 			if t := bytes.TrimSpace(rest); len(t) == 0 || t[0] == '#' {
-				// The document's lines, not copied: a file of one large
-				// List is not held twice.
-				cur.body = data[start : off-len(line) : off-len(line)]
+				cur.to = at
 				docs = append(docs, cur)
-				cur, start = yamlDoc{line: n + 1}, off
-				continue
+				cur = yamlDoc{from: at + len(line), line: n + 1}
 			}
 		}
-	}
-	cur.body = data[start:len(data):len(data)]
-	return append(docs, cur)
+		return true
+	})
+	cur.to = t.size
+	return append(docs, cur), err
 }
 
 // onlyComments reports whether a YAML document holds nothing but blank
 // lines and comments.
 func onlyComments(doc []byte) bool {
-	for line := range bytes.Lines(doc) {
-		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '#' {
-			return false
+	empty, _ := onlyCommentsIn(&text{data: doc, size: len(doc)}, 0, len(doc))
+	return empty
+}
+
+// onlyCommentsIn is onlyComments of bytes [from, to) of t.
+func onlyCommentsIn(t *text, from, to int) (bool, error) {
+	empty := true
+	err := t.lines(from, to, func(line []byte, _ int) bool {
+		if c := bytes.TrimSpace(line); len(c) > 0 && c[0] != '#' {
+			empty = false
 		}
-	}
-	return true
+		return empty
+	})
+	return empty, err
 }
 
 func lineAt(data []byte, off int64) int {

@@ -212,17 +212,94 @@ func TestReadSkippedFromHead(t *testing.T) {
 	}
 
 	for doc, want := range map[string]string{
-		copied:                             "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: x.v1\n  namespace: ns2\n  labels:\n    olm.copiedFrom: ns1\n",
+		copied:                                 "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: x.v1\n  namespace: ns2\n  labels:\n    olm.copiedFrom: ns1\n",
 		"kind: A\n# c\napiVersion: v1\nx: 1\n": "kind: A\n# c\napiVersion: v1\n",
-		"metadata: {name: a}\nkind: A\n":      "metadata: {name: a}\nkind: A\n",
-		"{kind: A, apiVersion: v1}\n":        "",
-		"kind: A\n- x\n":                     "",
-		"kind: A\n":                          "",
-		"--- \nkind: A\napiVersion: v1\n":    "",
-		"\"kind\": A\napiVersion: v1\n":      "",
+		"metadata: {name: a}\nkind: A\n":       "metadata: {name: a}\nkind: A\n",
+		"{kind: A, apiVersion: v1}\n":          "",
+		"kind: A\n- x\n":                       "",
+		"kind: A\n":                            "",
+		"--- \nkind: A\napiVersion: v1\n":      "",
+		"\"kind\": A\napiVersion: v1\n":        "",
 	} {
 		if got := string(yamlHead([]byte(doc))); got != want {
 			t.Errorf("yamlHead(%q) = %q, want %q", doc, got, want)
 		}
+	}
+}
+
+// TestReadStreamed: a YAML file read from the file a line and an item at a
+// time (as a file larger than StreamAbove is) reads as the same file read
+// into memory: the same objects, or the same error, for every state of
+// testdata/cluster, the Lists of TestReadYAMLLists, bad input, and lines
+// longer than the reading buffer.
+func TestReadStreamed(t *testing.T) {
+	t.Parallel()
+	paths, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "cluster", "states", "*.yaml"))
+	paths = append(paths, filepath.Join("testdata", "live", "state.yaml"), filepath.Join("testdata", "operatorgroup", "state.yaml"))
+	var docs []string
+	for _, o := range liveObjects(t) {
+		y, err := yaml.JSONToYAML(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, string(y))
+	}
+	long := strings.Repeat("x", 700<<10)
+	var list strings.Builder
+	list.WriteString("# a comment\napiVersion: v1\nitems:\n")
+	for i, d := range append(docs, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: long\n  annotations:\n    long: "+long+"\n") {
+		for j, line := range strings.Split(strings.TrimSuffix(d, "\n"), "\n") {
+			if j == 0 {
+				list.WriteString("- " + line + "\n")
+			} else {
+				list.WriteString("  " + line + "\n")
+			}
+		}
+		if i == 1 {
+			list.WriteString("  # a comment in an item\n\n")
+		}
+	}
+	list.WriteString("kind: List\nmetadata:\n  resourceVersion: \"\"\n")
+	dir := writeFiles(t, map[string]string{
+		"list.yaml":          list.String(),
+		"docs.yaml":          "---\n" + strings.Join(docs, "---\n") + "--- # end\n",
+		"no-newline.yaml":    strings.TrimSuffix(subYAML, "\n"),
+		"only-comments.yaml": "# nothing\n---\n# else\n",
+		"not-a-list.yaml":    "apiVersion: example.com/v1\nkind: Inventory\nmetadata:\n  name: x\nitems:\n- a: 1\n",
+		"bad-item.yaml":      strings.Replace(list.String(), "kind: Namespace\n  metadata:\n    name: long", "kind: Namespace\n  metadata:\n    name: [", 1),
+		"bad-doc.yaml":       subYAML + "---\nkind: Subscription\nmetadata:\n  name: [\n",
+		"no-source.yaml":     strings.Replace(subYAML, "  source: community\n", "", 1),
+		"long-line.yaml":     "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: long\n  annotations:\n    long: " + long + "\n",
+	})
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		paths = append(paths, filepath.Join(dir, e.Name()))
+	}
+	for _, p := range paths {
+		mem, merr := Read(context.Background(), p)
+		streamed, serr := readPaths(context.Background(), &reader{stream: 1}, []string{p})
+		switch {
+		case merr != nil || serr != nil:
+			if merr == nil || serr == nil || merr.Error() != serr.Error() {
+				t.Errorf("%s: in memory: %v; streamed: %v", p, merr, serr)
+			}
+		default:
+			if mem.Files != 1 || streamed.Files != 1 {
+				t.Errorf("%s: %d and %d files", p, mem.Files, streamed.Files)
+			}
+			sameObjects(t, p, streamed, mem)
+			if !reflect.DeepEqual(streamed.origin, mem.origin) {
+				t.Errorf("%s: origins %v, in memory %v", p, streamed.origin, mem.origin)
+			}
+		}
+	}
+	if s, err := Read(context.Background(), filepath.Join(dir, "list.yaml")); err != nil || len(s.Namespaces) != 4 || s.Copied != 1 || len(s.Namespace("long").Annotations["long"]) != 700<<10 {
+		t.Errorf("list.yaml: %v", err)
+	}
+	if _, err := Read(context.Background(), filepath.Join(dir, "bad-item.yaml")); err == nil || !strings.Contains(err.Error(), "bad-item.yaml:272: did not find expected ',' or ']'") {
+		t.Errorf("bad-item.yaml: %v", err)
 	}
 }
