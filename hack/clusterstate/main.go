@@ -437,8 +437,8 @@ func (w *world) build(o options) error {
 			}
 		}
 	}
-	for i, c := range w.catalogs {
-		w.catalogSource(c, i)
+	for _, c := range w.catalogs {
+		w.catalogSource(c)
 	}
 	w.others = slices.Clone(openshiftNamespaces)
 	for i := range o.appNamespaces {
@@ -490,7 +490,7 @@ func (w *world) namespace(ns string) {
 		"spec": object{"finalizers": []any{"kubernetes"}}, "status": object{"phase": "Active"}})
 }
 
-func (w *world) catalogSource(c *catInfo, i int) {
+func (w *world) catalogSource(c *catInfo) {
 	m := w.meta(c.name, c.namespace)
 	m["annotations"] = map[string]any{"operatorframework.io/managed-by": "marketplace-operator", "target.workload.openshift.io/management": `{"effect": "PreferredDuringScheduling"}`}
 	w.add("CatalogSource", object{"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource", "metadata": m,
@@ -505,7 +505,6 @@ func (w *world) catalogSource(c *catInfo, i int) {
 			"latestImageRegistryPoll": w.stamp(),
 			"registryService":         object{"createdAt": w.stamp(), "port": "50051", "protocol": "grpc", "serviceName": c.name, "serviceNamespace": c.namespace},
 		}})
-	_ = i
 }
 
 // subscription makes a package's Subscription in g's namespace; installed,
@@ -683,9 +682,7 @@ func (w *world) operatorGroup(g *group, installed []object) {
 	m := w.meta(name, g.ns)
 	var apis []string
 	for _, csv := range installed {
-		for _, d := range ownedCRDs(csv) {
-			apis = append(apis, d)
-		}
+		apis = append(apis, ownedCRDs(csv)...)
 	}
 	slices.Sort(apis)
 	if apis = slices.Compact(apis); len(apis) > 0 {
