@@ -191,7 +191,7 @@ func (q Query) Run() (*Answer, error) {
 		for _, c := range pkg.Channels {
 			names = slices.AppendSeq(names, maps.Keys(c.Bundles))
 		}
-		a.didYouMean, _ = suggest.ClosestBundle(in.Name, names)
+		a.didYouMean = suggest.Words(suggest.NearestBundle(in.Name, names))
 	}
 	return a, nil
 }
