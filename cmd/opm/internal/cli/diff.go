@@ -269,8 +269,15 @@ func (r *diffReport) checkLines() []checkLine {
 		if len(vs)-1 > foldShown {
 			names = append(names, fmt.Sprintf("and %d more", len(vs)-1-foldShown))
 		}
-		fails[i].Message += fmt.Sprintf("; nor do those starting at %d more of its bundles (%s; -o json gives each one's reason)",
-			len(vs)-1, strings.Join(names, ", "))
+		// The first line is the channel's own Subscription (no starting
+		// bundle) or one starting at a bundle: only then are the others
+		// "more" of its bundles.
+		more := ""
+		if vs[0].Bundle != "" {
+			more = " more"
+		}
+		fails[i].Message += fmt.Sprintf("; nor do those starting at %d%s of its bundles (%s; -o json gives each one's reason)",
+			len(vs)-1, more, strings.Join(names, ", "))
 	}
 	for _, pkg := range foldOrder {
 		vs := folded[pkg]

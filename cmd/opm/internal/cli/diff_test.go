@@ -262,14 +262,16 @@ check failed: 2 violations, 0 warnings
 
 // TestDiffFoldUninstallable: a channel's uninstallable subscriptions are
 // one line of text, at the place of the first, naming a few of the
-// others; each is counted.
+// others; each is counted. The others are "more" of the channel's
+// bundles only when the first starts at one (issue 27: "9 more of its
+// bundles" for a channel of 9 bundles, below the channel's own line).
 func TestDiffFoldUninstallable(t *testing.T) {
 	rep := diffReport{Changes: []updates.Change{{Package: "p", Kind: "package-added"}}}
 	u := func(ch, bundle string) updates.Violation {
 		return updates.Violation{Package: "p", Channel: ch, Bundle: bundle, Rule: "uninstallable", Message: "m " + bundle}
 	}
 	rep.Violations = []updates.Violation{
-		u("alpha", "p.v1"),
+		u("alpha", "p.v1"), u("alpha", "p.v2"), u("alpha", "p.v3"),
 		u("stable", ""), u("stable", "p.v1"), u("stable", "p.v2"),
 		{Package: "p", Channel: "stable", Bundle: "p.v2", Rule: "stranded", Message: "s"},
 		u("stable", "p.v3"), u("stable", "p.v4"), u("stable", "p.v5"),
@@ -280,10 +282,10 @@ func TestDiffFoldUninstallable(t *testing.T) {
 	}
 	want := `package p
   package added (default channel )
-violation [uninstallable] p/alpha/p.v1: m p.v1
-violation [uninstallable] p/stable: m ; nor do those starting at 5 more of its bundles (p.v1, p.v2, p.v3, and 2 more; -o json gives each one's reason)
+violation [uninstallable] p/alpha/p.v1: m p.v1; nor do those starting at 2 more of its bundles (p.v2, p.v3; -o json gives each one's reason)
+violation [uninstallable] p/stable: m ; nor do those starting at 5 of its bundles (p.v1, p.v2, p.v3, and 2 more; -o json gives each one's reason)
 violation [stranded] p/stable/p.v2: s
-check failed: 8 violations, 0 warnings
+check failed: 10 violations, 0 warnings
 `
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
