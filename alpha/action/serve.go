@@ -163,6 +163,9 @@ func (s Serve) Run(ctx context.Context) (err error) {
 			log.Info("stopped before serving")
 			return nil
 		}
+		if berr := BundleNotCatalog(s.CatalogDir); berr != nil {
+			return berr
+		}
 		return err
 	}
 	defer snap.Close()
