@@ -114,6 +114,10 @@ type OLMInstallRow struct {
 	V1Status  string   `json:"v1Status"`
 	V1Bundle  string   `json:"v1Bundle,omitempty"`
 	V1Reasons []string `json:"v1Reasons,omitempty"`
+	// V1Checked and V1Notes are what OLM v1's check read and noted
+	// (olmv1.Row's Checked and Notes).
+	V1Checked string   `json:"v1Checked,omitempty"`
+	V1Notes   []string `json:"v1Notes,omitempty"`
 	// Differ is true when one OLM installs and the other does not, or
 	// both install different bundles.
 	Differ bool `json:"differ"`
@@ -316,7 +320,8 @@ func (q *QueryOLM) InstallAll(ctx context.Context, catalog string) (*OLMInstallA
 	}
 	out.Rows = []OLMInstallRow{}
 	for _, r := range rep.Rows {
-		row := OLMInstallRow{Package: r.Package, Channel: r.Channel, V1Status: r.Status, V1Bundle: r.Bundle, V1Reasons: r.Reasons}
+		row := OLMInstallRow{Package: r.Package, Channel: r.Channel, V1Status: r.Status, V1Bundle: r.Bundle, V1Reasons: r.Reasons,
+			V1Checked: r.Checked, V1Notes: r.Notes}
 		if a := v0of[[2]string{r.Package, r.Channel}]; a != nil {
 			row.V0Status = string(a.Status)
 			if a.Status == install.Installable && len(a.Installs) > 0 {

@@ -340,7 +340,10 @@ func writeAllBoth(w io.Writer, rep *action.OLMInstallAll) error {
 			d = "yes"
 		}
 		var why []string
-		if r.V1Status != string(olmv1.Installable) {
+		switch {
+		case r.V1Status == string(olmv1.Unknown) && len(r.V1Reasons) == 0:
+			why = []string{olmv1.WhyUnknown(r.V1Checked, r.V1Notes)}
+		case r.V1Status != string(olmv1.Installable):
 			why = r.V1Reasons
 		}
 		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Package, r.Channel, v0, v1, d, strings.Join(why[:min(1, len(why))], ""))

@@ -335,6 +335,29 @@ func TestQueryInstallPullBundles(t *testing.T) {
 	}
 }
 
+// TestQueryInstallAllUnknownWhyNot: with --all, a channel whose bundle's
+// installability is unknown (the catalog carries only olm.csv.metadata)
+// says why in WHY NOT and names --pull-bundles, in --olm v1's table and
+// in --olm both's (issue 27: the column was empty).
+func TestQueryInstallAllUnknownWhyNot(t *testing.T) {
+	dir := t.TempDir()
+	catalog := `{"schema":"olm.package","name":"widget-operator","defaultChannel":"stable"}
+{"schema":"olm.channel","package":"widget-operator","name":"stable","entries":[{"name":"widget-operator.v1.0.0"}]}
+{"schema":"olm.bundle","name":"widget-operator.v1.0.0","package":"widget-operator","image":"x.io/widget-bundle:v1","properties":[{"type":"olm.package","value":{"packageName":"widget-operator","version":"1.0.0"}},{"type":"olm.csv.metadata","value":{"installModes":[{"type":"AllNamespaces","supported":true}]}}]}
+`
+	if err := os.WriteFile(filepath.Join(dir, "catalog.json"), []byte(catalog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := "the catalog carries no bundle objects (checked: olm.csv.metadata only); --pull-bundles pulls the bundle image to check it"
+	for _, olm := range []string{"v1", "both"} {
+		code, out, errOut := run(t, "alpha", "query", "install", dir, "--all", "--olm", olm)
+		lines := strings.Split(out, "\n")
+		if code != 0 || len(lines) < 2 || !strings.HasPrefix(lines[1], "widget-operator") || !strings.HasSuffix(lines[1], want) {
+			t.Errorf("--olm %s: exit %d, %s\n%s", olm, code, errOut, out)
+		}
+	}
+}
+
 // TestQueryUpdatesInstalledVersion: --installed-version gives the version
 // of a bundle no catalog holds; for a bundle the catalog holds (by name or
 // by version), the catalog's version is the installed one, and a
