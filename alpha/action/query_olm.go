@@ -371,11 +371,24 @@ func updatesDifferences(b *OLMUpdates, channels []string, nch int, r *olmv1.Reso
 		}
 		return s
 	}
+	// OLM v1 resolves to a bundle it then cannot install: the
+	// ClusterExtension stays where it is, failing. As for a new install
+	// (installDifferences), that differs from OLM v0 moving on.
+	refused := ""
+	if v1next != "" && !v1Installs(b.V1) {
+		refused = v1WhyNot(b.V1)
+	}
 	switch {
+	case b.V0Error != "" && b.V1 != nil && b.V1.Resolved && refused != "":
+		out = append(out, fmt.Sprintf("OLM v0 has no answer (%s); OLM v1 resolves to %s and cannot install it: %s", b.V0Error, v1next, refused))
 	case b.V0Error != "" && b.V1 != nil && b.V1.Resolved:
 		out = append(out, fmt.Sprintf("OLM v0 has no answer (%s); OLM v1 moves to %s", b.V0Error, name(v1next)))
 	case b.V1 != nil && !b.V1.Resolved && b.V0Error == "":
 		out = append(out, fmt.Sprintf("OLM v1 does not resolve (%s); OLM v0 moves to %s", b.V1.Error, name(v0next)))
+	case b.V0Error == "" && refused != "" && v0next == v1next:
+		out = append(out, fmt.Sprintf("OLM v0 moves to %s; OLM v1 cannot install it: %s", v0next, refused))
+	case b.V0Error == "" && refused != "":
+		out = append(out, fmt.Sprintf("next: OLM v0 moves to %s; OLM v1 resolves to %s and cannot install it: %s", name(v0next), v1next, refused))
 	case b.V0Error == "" && v0next != v1next:
 		out = append(out, fmt.Sprintf("next: OLM v0 moves to %s, OLM v1 to %s", name(v0next), name(v1next)))
 	}
@@ -415,6 +428,16 @@ func deprecationNotes(r *olmv1.Resolver, pkg string, names ...string) []string {
 	return out
 }
 
+// v1WhyNot is why OLM v1 does not install what the answer a asks for:
+// its resolution's error, or the first reason it refuses the bundle.
+func v1WhyNot(a *olmv1.Answer) string {
+	why := a.Error
+	if why == "" && a.Installable != nil && len(a.Installable.Reasons) > 0 {
+		why = a.Installable.Reasons[0]
+	}
+	return why
+}
+
 // installDifferences says where a new Subscription and a new
 // ClusterExtension differ.
 func installDifferences(v0 *install.Answer, v1 *olmv1.Answer, r *olmv1.Resolver) []string {
@@ -430,11 +453,7 @@ func installDifferences(v0 *install.Answer, v1 *olmv1.Answer, r *olmv1.Resolver)
 	v1ok := v1Installs(v1)
 	switch {
 	case v0b != "" && !v1ok:
-		why := v1.Error
-		if why == "" && v1.Installable != nil && len(v1.Installable.Reasons) > 0 {
-			why = v1.Installable.Reasons[0]
-		}
-		out = append(out, fmt.Sprintf("OLM v0 installs %s; OLM v1 cannot: %s", v0b, why))
+		out = append(out, fmt.Sprintf("OLM v0 installs %s; OLM v1 cannot: %s", v0b, v1WhyNot(v1)))
 	case v0b == "" && v1ok:
 		why := v0.Error
 		if why == "" && len(v0.Reasons) > 0 {
