@@ -125,8 +125,13 @@ func TestCRDUpgradeSafety(t *testing.T) {
 			t.Errorf("query updates lacks %q:\n%s", want, out)
 		}
 	}
-	if code != 0 || strings.Contains(out, "cron.v1 -> cron.v2:") {
+	if code != 0 || strings.Contains(out, "cron.v1 -> cron.v2:") || !strings.HasSuffix(out, "\n  1 other step compared: no incompatible change\n") {
 		t.Errorf("query updates: exit %d, %s\n%s", code, errOut, out)
+	}
+	// Compared and nothing refused: said, not left out (issue 27).
+	code, out, _ = run(t, "alpha", "query", "updates", old, "-p", "cron", "--from", "cron.v1")
+	if code != 0 || !strings.HasSuffix(out, "\ncrds:\n  every step compared (1 step): no incompatible change\n") {
+		t.Errorf("query updates, nothing refused: exit %d\n%s", code, out)
 	}
 	code, out, _ = run(t, "alpha", "query", "updates", new, "-p", "cron", "--from", "cron.v1", "-o", "json")
 	var a updates.Answer
