@@ -227,8 +227,14 @@ func TestDiffUninstallable(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errOut := run(t, "alpha", "diff", old, new, "--check")
+	// The change to etcd, which only its bundles' properties show, is
+	// listed above the violation it causes (issue 27: it was not, and
+	// with only that change the diff said "no changes" above it).
 	want := `package broken
   channel stable: broken.v1.1.0 image quay.io/example/broken-bundle:v1.1.0 → quay.io/example/broken-bundle:v1.1.0-1
+package etcd
+  bundle etcdoperator.v0.10.0: property olm.gvk removed: {"group":"etcd.database.coreos.com","kind":"EtcdRestore","version":"v1beta2"}
+  bundle etcdoperator.v0.9.4: property olm.gvk removed: {"group":"etcd.database.coreos.com","kind":"EtcdRestore","version":"v1beta2"}
 violation [uninstallable] etcd-backup/stable: a new Subscription to the channel resolves in the old catalog; in the new one it is unsatisfiable: etcd-backup.v1.0.0 requires GVK etcd.database.coreos.com/v1beta2/EtcdRestore; no bundle in the catalogs provides it; nor does one starting at etcd-backup.v1.0.0 (-o json gives its reason)
 check failed: 2 violations, 0 warnings
 `
@@ -240,15 +246,37 @@ check failed: 2 violations, 0 warnings
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Violations) != 2 {
 		t.Fatalf("json: %v\n%s", err, out)
 	}
+	if len(rep.Changes) != 3 || rep.Changes[1] != (updates.Change{Package: "etcd", Bundle: "etcdoperator.v0.10.0", Kind: "property-removed", Property: "olm.gvk",
+		Old: `{"group":"etcd.database.coreos.com","kind":"EtcdRestore","version":"v1beta2"}`}) {
+		t.Errorf("json changes: %+v", rep.Changes)
+	}
 	for i, bundle := range []string{"", "etcd-backup.v1.0.0"} {
 		if v := rep.Violations[i]; v.Rule != "uninstallable" || v.Package != "etcd-backup" || v.Channel != "stable" || v.Bundle != bundle || v.Warning {
 			t.Errorf("json violation %d: %+v", i, v)
 		}
 	}
 	_, out, _ = run(t, "alpha", "diff", old, new, "--check", "-o", "markdown")
-	if !strings.Contains(out, "| ❌ | uninstallable | etcd-backup/stable | a new Subscription to the channel resolves") || !strings.HasSuffix(out, "\n**check failed: 2 violations, 0 warnings**\n") {
+	if !strings.Contains(out, "| ❌ | uninstallable | etcd-backup/stable | a new Subscription to the channel resolves") || !strings.HasSuffix(out, "\n**check failed: 2 violations, 0 warnings**\n") ||
+		!strings.Contains(out, `| etcd | bundle etcdoperator.v0.9.4: property olm.gvk removed: {"group":"etcd.database.coreos.com","kind":"EtcdRestore","version":"v1beta2"} |`) || strings.Contains(out, "No changes.") {
 		t.Errorf("markdown:\n%s", out)
 	}
+	// The change to etcd alone: its properties are the changes listed,
+	// never "no changes" above the violation, in every format.
+	onlyEtcd := t.TempDir()
+	if err := os.WriteFile(filepath.Join(onlyEtcd, "catalog.yaml"), []byte(strings.ReplaceAll(string(data), "- type: olm.gvk\n  value: {group: etcd.database.coreos.com, version: v1beta2, kind: EtcdRestore}\n", "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = run(t, "alpha", "diff", old, onlyEtcd, "--check")
+	if code != 1 || !strings.HasPrefix(out, "package etcd\n  bundle etcdoperator.v0.10.0: property olm.gvk removed: ") || strings.Contains(out, "no changes") {
+		t.Errorf("etcd only: exit %d\n%s", code, out)
+	}
+	if _, out, _ = run(t, "alpha", "diff", old, onlyEtcd, "--check", "-o", "markdown"); strings.Contains(out, "No changes.") || !strings.Contains(out, "| etcd | bundle etcdoperator.v0.10.0: property olm.gvk removed") {
+		t.Errorf("etcd only, markdown:\n%s", out)
+	}
+	if _, out, _ = run(t, "alpha", "diff", old, onlyEtcd, "--check", "-o", "json"); strings.Contains(out, `"changes": []`) || !strings.Contains(out, `"kind": "property-removed"`) {
+		t.Errorf("etcd only, json:\n%s", out)
+	}
+
 	// Without the change to etcd, broken alone: nothing becomes
 	// uninstallable.
 	onlyBroken := t.TempDir()
