@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/fastopm/fastopm/alpha/install"
 	"github.com/fastopm/fastopm/alpha/olmv1"
 	"github.com/fastopm/fastopm/alpha/updates"
+	"github.com/fastopm/fastopm/pkg/suggest"
 )
 
 // QueryOLM asks OLM v1 (operator-controller's resolver and install checks,
@@ -38,6 +40,11 @@ type QueryOLM struct {
 	// problem (install.Resolver.MaxTerms).
 	Budget   time.Duration
 	MaxTerms int
+	// RefuseUnknown makes a question (Updates, Install) that names a
+	// package no catalog holds, or a channel no catalog's package holds,
+	// an *install.UnknownError (a misspelt name: the command line's exit
+	// 2) rather than OLM's answer that nothing is found.
+	RefuseUnknown bool
 }
 
 // OLMUpdates is where OLM v1 moves an installed bundle and, with Both,
@@ -201,6 +208,9 @@ func (q *QueryOLM) Updates(ctx context.Context, spec olmv1.Spec, from, installed
 		return nil, err
 	}
 	defer c.Close() //nolint:errcheck // removal of an image's unpacked tree, after the last answer
+	if err := q.unknown(c.r, spec); err != nil {
+		return nil, err
+	}
 	var installed *olmv1.Installed
 	if from != "" {
 		if installed, err = c.r.FindInstalled(spec.Package, from, installedVersion); err != nil {
@@ -257,6 +267,9 @@ func (q *QueryOLM) Install(ctx context.Context, spec olmv1.Spec, source string) 
 		return nil, err
 	}
 	defer c.Close() //nolint:errcheck // removal of an image's unpacked tree, after the last answer
+	if err := q.unknown(c.r, spec); err != nil {
+		return nil, err
+	}
 	if source != "" && spec.Selector == "" {
 		spec.Selector = olmv1.NameLabel + "=" + source
 	}
@@ -283,6 +296,44 @@ func (q *QueryOLM) Install(ctx context.Context, spec olmv1.Spec, source string) 
 	}
 	out.Differences = installDifferences(out.V0, a, c.r)
 	return out, nil
+}
+
+// unknown returns, with RefuseUnknown, an *install.UnknownError when no catalog holds the
+// package spec names, or when no catalog's package holds one of its
+// channels: a wrong question (a misspelt name), which OLM v1 would only
+// answer with "no bundles found".
+func (q *QueryOLM) unknown(r *olmv1.Resolver, spec olmv1.Spec) error {
+	if !q.RefuseUnknown {
+		return nil
+	}
+	var pkgs, names, channels []string
+	found := false
+	for _, cat := range r.Catalogs() {
+		names = append(names, cat.Name)
+		p := cat.Package(spec.Package)
+		if p == nil {
+			pkgs = append(pkgs, cat.Packages()...)
+			continue
+		}
+		found = true
+		for _, ch := range p.Channels {
+			channels = append(channels, ch.Name)
+		}
+	}
+	if !found {
+		slices.Sort(pkgs)
+		return &install.UnknownError{What: fmt.Sprintf("package %q is in none of the catalogs (%s)%s",
+			spec.Package, strings.Join(names, ", "), suggest.Hint(spec.Package, slices.Compact(pkgs)))}
+	}
+	slices.Sort(channels)
+	channels = slices.Compact(channels)
+	for _, ch := range spec.Channels {
+		if !slices.Contains(channels, ch) {
+			return &install.UnknownError{What: fmt.Sprintf("package %s has no channel %q in any catalog (its channels: %s)%s",
+				spec.Package, ch, strings.Join(channels, ", "), suggest.Hint(ch, channels))}
+		}
+	}
+	return nil
 }
 
 // InstallAll answers Install for every package and channel of the

@@ -107,7 +107,7 @@ question of the uninstallable rule was undecided within --timeout.`,
 	addTimeoutFlag(cmd, &timeout, &terms)
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "Output format (text|json|markdown)")
 	addImageCacheFlag(cmd, &cacheDir)
-	return usageExitCode(plainErrors(cmd), 2)
+	return questionCommand(cmd)
 }
 
 type diffReport struct {

@@ -51,10 +51,11 @@ for a Subscription without spec.channel.
 --all answers for every package and channel of the catalog (--every-bundle
 also for every bundle, as a starting bundle) in a table, or JSON.
 
-Exit codes: 0 when the Subscription is installable (and always with
---all), 1 when it is not, 2 when a catalog cannot be read or is invalid,
-or the question or the command line is wrong, or the answer cannot be
-written.
+Exit codes (docs/exit-codes.md): 0 when the Subscription is installable
+(and always with --all), 1 when it is not, 2 when a catalog cannot be read
+or is invalid, or the question or the command line is wrong (a package,
+channel or bundle no catalog holds: the error names the nearest), or the
+answer cannot be written.
 
 --olm v1 answers with OLM v1's rules instead (operator-controller v1.11.0):
 the one bundle a new ClusterExtension for the package resolves to (the
@@ -144,6 +145,12 @@ words. --all answers for every package and channel of the catalog;
 				}
 				return undecidedExit(rep.Counts()[install.Undecided], olm.timeout)
 			}
+			// A package, channel or starting bundle the catalog does not
+			// hold is a wrong question (a misspelt name), not OLM's "not
+			// installable": exit 2, as for a wrong --version.
+			if err := r.Unknown(sub); err != nil {
+				return &ExitError{Code: 2, Err: err}
+			}
 			if version != "" {
 				if sub.StartingCSV, err = r.BundleOfVersion(sub, version); err != nil {
 					return &ExitError{Code: 2, Err: err}
@@ -183,5 +190,5 @@ words. --all answers for every package and channel of the catalog;
 	addOLMFlags(cmd, &olm)
 	addTimeoutFlag(cmd, &olm.timeout, &olm.terms)
 	addImageCacheFlag(cmd, &cacheDir)
-	return usageExitCode(cmd, 2)
+	return cmd
 }

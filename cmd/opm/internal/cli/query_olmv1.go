@@ -114,7 +114,7 @@ func (o *olmFlags) spec(pkg string, channels []string) olmv1.Spec {
 // query is the question to OLM v1 (and with --olm both, to OLM v0 too)
 // about the catalogs cats.
 func (o *olmFlags) query(g *globalOptions, cacheDir string, cats []action.InstallCatalog) *action.QueryOLM {
-	q := &action.QueryOLM{Catalogs: cats, MaxFileSize: g.maxFileSize.limit(), Options: o.options(), Both: o.olm == "both", Budget: o.timeout, MaxTerms: maxTerms(o.terms),
+	q := &action.QueryOLM{Catalogs: cats, MaxFileSize: g.maxFileSize.limit(), Options: o.options(), Both: o.olm == "both", Budget: o.timeout, MaxTerms: maxTerms(o.terms), RefuseUnknown: true,
 		Sources: &action.Resolver{ImageOptions: g.imageOptions(cacheDir), MaxFileSize: g.maxFileSize.limit(),
 			Allowed: action.RefCatalogDir | action.RefCatalogImage}}
 	if o.pullBundles {
