@@ -298,26 +298,67 @@ func TestCompareEdgeCases(t *testing.T) {
 	}
 }
 
-func TestUnhandledSummary(t *testing.T) {
+// TestConciseUnhandled: crdify's unhandled message (go-cmp's diff) worded
+// as operator-controller v1.11.0 words it; its own cases
+// (unhandled_message_test.go) restated, then go-cmp's diffs as go-cmp
+// writes them.
+func TestConciseUnhandled(t *testing.T) {
 	t.Parallel()
+	for _, tc := range []struct{ raw, want string }{
+		// operator-controller's cases.
+		{"some other error", "some other error"},
+		{"unhandled changes found :\n- Format: \"\"\n+ Format: \"email\"\n", `unhandled changes found (Format "" -> "email")`},
+		{"unhandled changes found :\n- Format: \"\"\n+ Format: \"email\"\n- Default: nil\n+ Default: \"value\"\n- Title: \"\"\n+ Title: \"Widget\"\n- Description: \"old\"\n+ Description: \"new\"\n",
+			`unhandled changes found (Format "" -> "email"; Default nil -> "value"; Title "" -> "Widget"; Description "old" -> "new")`},
+		{"unhandled changes found :\n- Default: &v1.JSONSchemaProps{}\n+ Default: &v1.JSONSchemaProps{Type: \"string\"}\n",
+			"unhandled changes found (Default <complex value> -> <complex value> (changed))"},
+		// No changed line: the head alone.
+		{"unhandled changes found", "unhandled changes found"},
+		// A value on one side only; "v1." taken out.
+		{"unhandled changes found :\n+\tXMapType: &\"atomic\",\n-\tExample: &v1.JSON{Raw: []byte(\"1\")},\n",
+			`unhandled changes found (XMapType <empty> -> &"atomic"; Example &JSON{Raw: []byte("1")} -> <empty>)`},
+	} {
+		if got := conciseUnhandled(tc.raw); got != tc.want {
+			t.Errorf("%q:\ngot  %q\nwant %q", tc.raw, got, tc.want)
+		}
+	}
 	// go-cmp writes a normal or a non-breaking space after the sign, as it
-	// pleases.
+	// pleases; lines inside a field are read too, by their own names.
 	for _, sp := range []string{" ", "\u00a0"} {
 		ctx := sp + sp // a context line's sign column and space
 		msg := "unhandled changes found :\n" + ctx + "&v1.JSONSchemaProps{\n" + ctx + "\t... // 5 identical fields\n-" + sp + "\tFormat: \"\",\n+" + sp + "\tFormat: \"email\",\n" +
 			ctx + "\tOneOf: []v1.JSONSchemaProps{\n" + ctx + "\t\t{\n-" + sp + "\t\t\tRequired: []string{\"a\"},\n" + ctx + "\t\t},\n" + ctx + "\t},\n-" + sp + "\tXMapType: nil,\n+" + sp + "\tXMapType: &\"atomic\",\n" + ctx + "}\n"
-		want := `unhandled changes found (Format "" -> "email"; OneOf changed; XMapType nil -> &"atomic")`
-		if got := unhandledSummary(msg); got != want {
+		want := `unhandled changes found (Format "" -> "email"; Required []string{"a"} -> <empty>; XMapType nil -> &"atomic")`
+		if got := conciseUnhandled(msg); got != want {
 			t.Errorf("got  %q\nwant %q", got, want)
 		}
+		// OLM v0's verdict reads the fields of JSONSchemaProps: the
+		// OneOf, not the Required inside it.
+		if !tightens("unhandled", msg) {
+			t.Error("a oneOf change can fail validation")
+		}
 	}
-	if got := unhandledSummary("unhandled changes found"); got != "unhandled changes found" {
-		t.Errorf("no diff: %q", got)
+	titles := "unhandled changes found :\n-\tTitle: \"\",\n+\tTitle: \"x\",\n\tXValidations: v1.ValidationRules{\n\t\t{\n-\t\t\tRule: \"a\",\n+\t\t\tRule: \"b\",\n\t\t},\n\t},\n"
+	if tightens("unhandled", titles) {
+		t.Error("titles and CEL rules fail no OpenAPI validation")
 	}
-	if tightens("unhandled", `unhandled changes found (XPreserveUnknownFields &true -> nil; Title "" -> "x")`) {
-		t.Error("pruning and titles fail no validation")
-	}
-	if !tightens("unhandled", `unhandled changes found (XPreserveUnknownFields &true -> nil; Format "" -> "email")`) {
+	if !tightens("unhandled", titles+"-\tFormat: \"\",\n+\tFormat: \"email\",\n") {
 		t.Error("a format can fail validation")
+	}
+}
+
+// TestOCMessage: the messages of other checks are crdify's, but for what
+// crdify writes differently from one run to the next.
+func TestOCMessage(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ check, msg, want string }{
+		{"required", "new required fields: [size ready]", "new required fields: [ready size]"},
+		{"type", `type changed : "string" -> ""`, `type changed : "string" -> ""`},
+		{"oneOf", "allowed oneOf schemas removed: [&JSONSchemaProps{Properties:map[string]JSONSchemaProps{a: {  <nil>  string   nil <nil> false 0xc000a1b2c8 false <nil>}},Pattern:0x12,}]",
+			"allowed oneOf schemas removed: [&JSONSchemaProps{Properties:map[string]JSONSchemaProps{a: {  <nil>  string   nil <nil> false 0x0 false <nil>}},Pattern:0x12,}]"},
+	} {
+		if got := ocMessage(tc.check, tc.msg); got != tc.want {
+			t.Errorf("%s %q:\ngot  %q\nwant %q", tc.check, tc.msg, got, tc.want)
+		}
 	}
 }

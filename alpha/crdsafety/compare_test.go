@@ -318,24 +318,42 @@ func operatorControllerCases() []ocCase {
 			notWant:    []string{"enum"},
 		},
 		{
-			name: "complex breaking changes: type dropped, nullable added, oneOf added",
-			old:  func() *apiextensionsv1.CustomResourceDefinition { return gateway(false) },
-			new:  func() *apiextensionsv1.CustomResourceDefinition { return gateway(true) },
-			// crdify v0.6.0 has no oneOf validation (operator-controller's
-			// newer pin does): the oneOf change is "unhandled", refused too.
-			wantChecks: []string{"nullable", "type", "unhandled"},
-			want:       []string{`type: type changed : "object" -> ""`, "nullable: nullable added : false -> true", "unhandled changes found (OneOf changed)"},
+			name:       "complex breaking changes: type dropped, nullable added, oneOf added",
+			old:        func() *apiextensionsv1.CustomResourceDefinition { return gateway(false) },
+			new:        func() *apiextensionsv1.CustomResourceDefinition { return gateway(true) },
+			wantChecks: []string{"nullable", "oneOf", "type"},
+			want:       []string{`type: type changed : "object" -> ""`, "nullable: nullable added : false -> true", "oneOf: oneOf constraint added when there was none previously: [&JSONSchemaProps{"},
 		},
 		{
 			name: "oneOf removed",
 			old:  func() *apiextensionsv1.CustomResourceDefinition { return tls(true) },
 			new:  func() *apiextensionsv1.CustomResourceDefinition { return tls(false) },
-			// Refused as operator-controller refuses it ("allowed oneOf
-			// schemas removed" there).
 			// crdify walks oneOf's schemas as fields, so they are also
 			// removed fields (there too).
-			wantChecks: []string{"existingFieldRemoval", "unhandled"},
-			want:       []string{"unhandled changes found (OneOf changed)", "v1beta1 ^.spec.tls.oneOf[0]: existingFieldRemoval"},
+			wantChecks: []string{"existingFieldRemoval", "oneOf"},
+			want:       []string{"oneOf: allowed oneOf schemas removed: [", "v1beta1 ^.spec.tls.oneOf[0]: existingFieldRemoval"},
+		},
+		{
+			name:       "oneOf added to an existing property",
+			old:        func() *apiextensionsv1.CustomResourceDefinition { return tls(false) },
+			new:        func() *apiextensionsv1.CustomResourceDefinition { return tls(true) },
+			wantChecks: []string{"oneOf"},
+			want:       []string{"v1beta1 ^.spec.tls: oneOf: oneOf constraint added when there was none previously"},
+			notWant:    []string{"unhandled", "type:"},
+		},
+		{
+			name: "a oneOf schema added",
+			old:  func() *apiextensionsv1.CustomResourceDefinition { return tls(true) },
+			new: func() *apiextensionsv1.CustomResourceDefinition {
+				crd := tls(true)
+				p := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["tls"]
+				p.OneOf = append(p.OneOf, apiextensionsv1.JSONSchemaProps{Required: []string{"mode"}})
+				crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["tls"] = p
+				return crd
+			},
+			wantChecks: []string{"oneOf"},
+			want:       []string{"v1beta1 ^.spec.tls: oneOf: allowed oneOf schemas added: [&JSONSchemaProps{"},
+			notWant:    []string{"unhandled"},
 		},
 		{
 			name:       "unhandled change: a format added",

@@ -265,40 +265,43 @@ func TestWhoNotChecked(t *testing.T) {
 
 // TestUnhandledDeepLists: go-cmp's diff costs fourfold more with each list
 // of schemas nested in another (3.6 s for 10); past maxListNest, the
-// unhandled change is summarised without go-cmp's diff of the deep
-// fields: as tidyMessage summarises that diff when it does not fit on one
-// line ("AnyOf changed"), the other fields as go-cmp shows them. Here
-// crdify's own diff (5 lists deep, a few milliseconds) gives the same.
+// unhandled change is written without go-cmp's diff of the deep fields:
+// "AnyOf <complex value> -> <complex value> (changed)", the other fields
+// as go-cmp's diff shows them. Up to maxListNest, it is crdify's own.
 func TestUnhandledDeepLists(t *testing.T) {
 	t.Parallel()
 	c := newChecker(t)
-	chain := func(format string, maxLength int64) *apiextensionsv1.JSONSchemaProps {
+	chain := func(format string, maxLength int64, n int) *apiextensionsv1.JSONSchemaProps {
 		s := &apiextensionsv1.JSONSchemaProps{Type: "string", MaxLength: &maxLength}
-		for range 5 {
+		for range n {
 			s = &apiextensionsv1.JSONSchemaProps{Type: "object", AnyOf: []apiextensionsv1.JSONSchemaProps{*s}}
 		}
 		s.Format = format
 		s.XValidations = apiextensionsv1.ValidationRules{{Rule: "self.size() > 0"}}
 		return s
 	}
-	a, b := chain("", 1), chain("email", 2)
-	if n, _ := schemaShape(a); n != 5 {
-		t.Fatalf("schemaShape: %d lists deep, want 5", n)
-	}
 	summary := func(rs []validations.ComparisonResult) string {
 		for _, r := range rs {
 			if r.Name == "unhandled" && len(r.Errors) == 1 {
-				return tidyMessage(r.Name, r.Errors[0])
+				return ocMessage(r.Name, r.Errors[0])
 			}
 		}
 		return ""
 	}
+	a, b := chain("", 1, 3), chain("email", 2, 3)
 	want := summary(validations.CompareProperties(a, b, config.EnforcementPolicyError, c.properties...))
-	if want != `unhandled changes found (Format "" -> "email"; AnyOf changed)` {
+	if want != `unhandled changes found (Format "" -> "email"; MaxLength &1 -> &2)` {
 		t.Fatalf("crdify says %q", want)
 	}
-	if got := summary(c.compareProperties(a, b, 5)); got != want {
+	if got := summary(c.compareProperties(a, b, 3)); got != want {
 		t.Errorf("compareProperties says %q, crdify %q", got, want)
+	}
+	a, b = chain("", 1, 5), chain("email", 2, 5)
+	if n, _ := schemaShape(a); n != 5 {
+		t.Fatalf("schemaShape: %d lists deep, want 5", n)
+	}
+	if got := summary(c.compareProperties(a, b, 5)); got != `unhandled changes found (Format "" -> "email"; AnyOf <complex value> -> <complex value> (changed))` {
+		t.Errorf("5 lists deep: %q", got)
 	}
 	// Deeper, without asking go-cmp: linear.
 	deep := func(maxLength int64) *apiextensionsv1.JSONSchemaProps {
@@ -308,7 +311,7 @@ func TestUnhandledDeepLists(t *testing.T) {
 		}
 		return s
 	}
-	if got := summary(c.compareProperties(deep(1), deep(2), 300)); got != "unhandled changes found (AllOf changed)" {
+	if got := summary(c.compareProperties(deep(1), deep(2), 300)); got != "unhandled changes found (AllOf <complex value> -> <complex value> (changed))" {
 		t.Errorf("300 lists deep: %q", got)
 	}
 }
