@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -362,3 +363,129 @@ func TestOCMessage(t *testing.T) {
 		}
 	}
 }
+
+// csvConverting is a CSV (YAML) whose conversion webhook converts the
+// given CRDs, with an admission webhook that names another CRD's group.
+func csvConverting(crds ...string) []byte {
+	var b strings.Builder
+	b.WriteString(csvYAML + "  webhookdefinitions:\n  - type: ValidatingAdmissionWebhook\n    generateName: vcrontab.example.com\n    deploymentName: cron\n    conversionCRDs: [other.stable.example.com]\n")
+	if len(crds) > 0 {
+		b.WriteString("  - type: ConversionWebhook\n    generateName: ccrontab.example.com\n    deploymentName: cron\n    containerPort: 443\n    admissionReviewVersions: [v1]\n    conversionCRDs:\n")
+		for _, c := range crds {
+			b.WriteString("    - " + c + "\n")
+		}
+	}
+	return []byte(b.String())
+}
+
+// TestReadBundleConversionWebhook: the CRDs that the bundle's CSV
+// converts through a webhook (spec.webhookdefinitions of type
+// ConversionWebhook), which OLM v1's renderer gives a webhook conversion.
+func TestReadBundleConversionWebhook(t *testing.T) {
+	t.Parallel()
+	other := oldCron()
+	other.Name = "other.stable.example.com"
+	for _, tc := range []struct {
+		name string
+		csvs [][]byte
+		want map[string]bool
+	}{
+		{"no CSV", nil, map[string]bool{}},
+		{"a CSV without conversion webhooks", [][]byte{csvConverting()}, map[string]bool{}},
+		{"a CSV converting crontabs (YAML)", [][]byte{csvConverting("crontabs.stable.example.com")}, map[string]bool{"crontabs.stable.example.com": true}},
+		{"a CSV converting crontabs (JSON)", [][]byte{yamlToJSON(t, csvConverting("crontabs.stable.example.com"))}, map[string]bool{"crontabs.stable.example.com": true}},
+		{"the last of two CSVs", [][]byte{csvConverting("crontabs.stable.example.com"), csvConverting()}, map[string]bool{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			props := []property.Property{objectProperty(t, crdJSON(t, oldCron())), objectProperty(t, crdJSON(t, other))}
+			for _, c := range tc.csvs {
+				props = append(props, objectProperty(t, c))
+			}
+			b, err := ReadBundle(props)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range b.CRDs {
+				if c.ConversionWebhook != tc.want[c.Name] {
+					t.Errorf("%s: ConversionWebhook %v, want %v", c.Name, c.ConversionWebhook, tc.want[c.Name])
+				}
+			}
+		})
+	}
+}
+
+func yamlToJSON(t testing.TB, y []byte) []byte {
+	t.Helper()
+	js, err := property.ManifestJSON(y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
+}
+
+// TestCSVConversionWebhook: a new version v2 changes a field's type; the
+// CRD's manifest declares no conversion, the new bundle's CSV declares a
+// conversion webhook for it. operator-controller's renderer applies the
+// CRD with a webhook conversion, and its preflight then does not compare
+// served versions: OLM v1 allows the update (as operator-controller
+// v1.11.0 does on the same bundles). Without the CSV's webhook, it
+// refuses it. OLM v0 applies the manifest as it is, whose schema change
+// of v1 it refuses if a resource breaks it, with or without the CSV's
+// webhook (only the manifest's own webhook makes that a warning).
+func TestCSVConversionWebhook(t *testing.T) {
+	t.Parallel()
+	c := newChecker(t)
+	newCRD := func(v1Max bool, manifestWebhook bool) *apiextensionsv1.CustomResourceDefinition {
+		crd := fooBarBaz(false, manifestWebhook)
+		v2 := crd.Spec.Versions[0].DeepCopy()
+		v2.Name, v2.Storage = "v2", false
+		spec := v2.Schema.OpenAPIV3Schema.Properties["spec"]
+		spec.Properties["foobarbaz"] = integer()
+		v2.Schema.OpenAPIV3Schema.Properties["spec"] = spec
+		crd.Spec.Versions = append(crd.Spec.Versions, *v2)
+		if v1Max {
+			s := specOf(crd, 0)
+			setField(s, "foobarbaz", func(p *apiextensionsv1.JSONSchemaProps) { p.MaxLength = ptrInt64(3) })
+			setSpec(crd, 0, s)
+		}
+		return crd
+	}
+	bundle := func(crd *apiextensionsv1.CustomResourceDefinition, csv []byte) Bundle {
+		t.Helper()
+		props := []property.Property{objectProperty(t, crdJSON(t, crd))}
+		if csv != nil {
+			props = append(props, objectProperty(t, csv))
+		}
+		b, err := ReadBundle(props)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	const name = "crontabs.stable.example.com"
+	for _, tc := range []struct {
+		name            string
+		v1Max, manifest bool
+		csv             []byte
+		v0, v1          Verdict
+		checks          []string
+	}{
+		{"v2 changes a type, no webhook", false, false, csvConverting(), "", Refuses, []string{"enum", "type"}},
+		{"v2 changes a type, the CSV converts", false, false, csvConverting(name), "", "", nil},
+		{"v2 changes a type, the manifest converts", false, true, csvConverting(), "", "", nil},
+		{"v1 tightened, the CSV converts", true, false, csvConverting(name), IfResourcesBreak, Refuses, []string{"maxLength"}},
+		{"v1 tightened, the manifest converts", true, true, csvConverting(), "", Refuses, []string{"maxLength"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ix := NewIndex()
+			ix.Add("cron", "v1", bundle(fooBarBaz(false, false), csvConverting()))
+			ix.Add("cron", "v2", bundle(newCRD(tc.v1Max, tc.manifest), tc.csv))
+			r := compareIndex(t, ix, c, "cron", "v1", "v2")
+			if v0, v1 := r.Refusals(); v0 != tc.v0 || v1 != tc.v1 || !slices.Equal(checks(r.Changes), tc.checks) {
+				t.Errorf("refusals %q %q, checks %v; want %q %q %v:\n%s", v0, v1, checks(r.Changes), tc.v0, tc.v1, tc.checks, report(r.Changes))
+			}
+		})
+	}
+}
+
+func ptrInt64(n int64) *int64 { return &n }

@@ -65,7 +65,14 @@ type Checker struct {
 	limits     Limits
 
 	mu    sync.Mutex
-	pairs map[[2]Digest]*pairResult
+	pairs map[pairKey]*pairResult
+}
+
+// pairKey identifies a comparison: the two manifests, and whether OLM v1
+// renders the new one with a webhook conversion (CRD.ConversionWebhook).
+type pairKey struct {
+	old, new Digest
+	webhook  bool
 }
 
 // Limits bound the work of comparing one pair of CRD manifests.
@@ -114,7 +121,7 @@ func NewCheckerWithLimits(limits Limits) (*Checker, error) {
 		crd:        crdvalidator.New(crdvalidator.WithComparators(validations.ComparatorsForValidations[apiextensionsv1.CustomResourceDefinition](list...)...)),
 		properties: validations.ComparatorsForValidations[apiextensionsv1.JSONSchemaProps](list...),
 		limits:     limits,
-		pairs:      map[[2]Digest]*pairResult{},
+		pairs:      map[pairKey]*pairResult{},
 	}, nil
 }
 
@@ -147,7 +154,7 @@ func (c *Checker) Compare(ctx context.Context, old, new []CRD) ([]Change, error)
 }
 
 func (c *Checker) pair(ctx context.Context, old, new CRD) ([]Change, error) {
-	key := [2]Digest{old.Digest, new.Digest}
+	key := pairKey{old.Digest, new.Digest, new.ConversionWebhook}
 	for {
 		c.mu.Lock()
 		p, ok := c.pairs[key]
@@ -218,7 +225,7 @@ func (c *Checker) compare(ctx context.Context, oldCRD, newCRD CRD) ([]Change, er
 		return nil, nil
 	}
 	w := &budget{ctx: ctx, left: c.limits.SchemaBytes}
-	res, err := c.run(w, old, nw, oldSchemas, newSchemas)
+	res, err := c.run(w, old, nw, oldSchemas, newSchemas, newCRD.ConversionWebhook)
 	if err != nil {
 		if w.err != nil && w.err != errLimit {
 			return nil, w.err // ctx's
@@ -304,6 +311,9 @@ func changes(at Change, old, nw *apiextensionsv1.CustomResourceDefinition, res r
 			out = append(out, ch)
 		}
 	}
+	// OLM v0's CRD step applies the manifest as it is: a webhook that the
+	// CSV declares (CRD.ConversionWebhook) is set after it, when the CSV is
+	// installed, and does not make a failed validation a warning.
 	webhook := nw.Spec.Conversion != nil && nw.Spec.Conversion.Strategy == apiextensionsv1.WebhookConverter
 	removed := map[string]bool{} // version + field of removed fields
 	for _, r := range res.crd {
@@ -435,9 +445,11 @@ func (w *budget) step() { w.spend(0) }
 // run runs crdify's validations on the old and the new CRD, as its
 // runner.Run does (see Checker), turning a panic of crdify on an unusual
 // CRD into an error. old and nw have no schemas: oldSchemas and
-// newSchemas hold them, by version, as canonical JSON. The error is w's
-// context's when it was done, or says why the CRDs cannot be compared.
-func (c *Checker) run(w *budget, old, nw *apiextensionsv1.CustomResourceDefinition, oldSchemas, newSchemas map[string][]byte) (res results, err error) {
+// newSchemas hold them, by version, as canonical JSON. webhook says OLM
+// v1 applies nw with a webhook conversion, which its manifest may not say
+// (CRD.ConversionWebhook). The error is w's context's when it was done,
+// or says why the CRDs cannot be compared.
+func (c *Checker) run(w *budget, old, nw *apiextensionsv1.CustomResourceDefinition, oldSchemas, newSchemas map[string][]byte, webhook bool) (res results, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("crdify could not compare the CRDs: %v", p)
@@ -509,10 +521,11 @@ func (c *Checker) run(w *budget, old, nw *apiextensionsv1.CustomResourceDefiniti
 		return stopped(res.same[len(res.same)-1].version, NotChecked) // where it stopped
 	}
 	// Served versions (crdify's validators/version/served, with
-	// ConversionPolicyIgnore): skipped when the new CRD converts through a
-	// webhook; else each pair of served versions of the new CRD, less what
-	// the same pair of the old CRD already reported.
-	if nw.Spec.Conversion != nil && nw.Spec.Conversion.Strategy == apiextensionsv1.WebhookConverter {
+	// ConversionPolicyIgnore): skipped when the new CRD, as OLM v1 renders
+	// it, converts through a webhook; else each pair of served versions of
+	// the new CRD, less what the same pair of the old CRD already
+	// reported.
+	if webhook || nw.Spec.Conversion != nil && nw.Spec.Conversion.Strategy == apiextensionsv1.WebhookConverter {
 		return res, nil
 	}
 	unchanged := func(name string) bool {
