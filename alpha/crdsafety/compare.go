@@ -743,8 +743,17 @@ func (c *Checker) compareTrees(w *budget, a, b *schemaTree, served bool, only ma
 		n := &a.nodes[i]
 		var sb *apiextensionsv1.JSONSchemaProps
 		switch {
-		case inB && a.own[i] == b.own[j]:
+		case inB && a.own[i] == b.own[j] && !n.oneOf:
 			continue // the same, but maybe for the description, not enforced
+		case inB && a.own[i] == b.own[j]:
+			// The same, but maybe for the description: crdify compares
+			// the node when that differs (below), and its oneOf check may
+			// then report the oneOf changed, when the oneOf's schemas
+			// print pointer addresses (ocMessage).
+			var err error
+			if sb, err = w.decode(b, j); err != nil {
+				return f, err
+			}
 		case inB:
 			var err error
 			if sb, err = w.decode(b, j); err != nil {

@@ -512,3 +512,34 @@ func referenceChanges(t testing.TB, oldCRD, newCRD CRD) []Change {
 	sortChanges(cs)
 	return cs
 }
+
+// TestOneOfPointerAddresses: crdify's oneOf check compares a oneOf's
+// schemas by their String(), which prints the properties inside them
+// with %v, pointers (a maxLength) as their addresses: the old and the new
+// CRD's never match, and a node whose oneOf's schemas have such
+// properties is reported changed whenever crdify compares it, for a
+// description too (operator-controller v1.11.0 refuses this update; the
+// same with a pattern, a string, it allows). The addresses are written
+// 0x0.
+func TestOneOfPointerAddresses(t *testing.T) {
+	t.Parallel()
+	c := newChecker(t)
+	crd := func(constraint apiextensionsv1.JSONSchemaProps, description string) *apiextensionsv1.CustomResourceDefinition {
+		spec := apiextensionsv1.JSONSchemaProps{Type: "object", Description: description,
+			Properties: props("a", str(), "b", str()),
+			OneOf:      []apiextensionsv1.JSONSchemaProps{{Properties: props("a", constraint)}, {Required: []string{"b"}}}}
+		out := oldCron()
+		out.Spec.Versions = []apiextensionsv1.CustomResourceDefinitionVersion{ver("v1", true, true, spec)}
+		return out
+	}
+	maxLength := apiextensionsv1.JSONSchemaProps{MaxLength: ptr.To[int64](3)}
+	got := compareCRDs(t, c, []CRD{toCRD(t, crd(maxLength, "one"))}, []CRD{toCRD(t, crd(maxLength, "two"))})
+	if len(got) != 1 || got[0].Check != "oneOf" || got[0].Field != "^.spec" || !strings.Contains(got[0].Message, "allowed oneOf schemas removed: [") ||
+		!strings.Contains(got[0].Message, " 0x0 ") || got[0].V1 != Refuses {
+		t.Errorf("a description changed beside a oneOf holding a maxLength:\n%s", report(got))
+	}
+	pattern := apiextensionsv1.JSONSchemaProps{Pattern: "x"}
+	if got := compareCRDs(t, c, []CRD{toCRD(t, crd(pattern, "one"))}, []CRD{toCRD(t, crd(pattern, "two"))}); len(got) != 0 {
+		t.Errorf("a description changed beside a oneOf holding a pattern:\n%s", report(got))
+	}
+}
