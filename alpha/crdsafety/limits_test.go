@@ -266,7 +266,8 @@ func TestWhoNotChecked(t *testing.T) {
 // TestUnhandledDeepLists: go-cmp's diff costs fourfold more with each list
 // of schemas nested in another (3.6 s for 10); past maxListNest, the
 // unhandled change is written without go-cmp's diff of the deep fields:
-// "AnyOf <complex value> -> <complex value> (changed)", the other fields
+// "AnyOf <nested too deep to diff> -> <nested too deep to diff>
+// (changed)", the other fields
 // as go-cmp's diff shows them. Up to maxListNest, it is crdify's own.
 func TestUnhandledDeepLists(t *testing.T) {
 	t.Parallel()
@@ -300,7 +301,7 @@ func TestUnhandledDeepLists(t *testing.T) {
 	if n, _ := schemaShape(a); n != 5 {
 		t.Fatalf("schemaShape: %d lists deep, want 5", n)
 	}
-	if got := summary(c.compareProperties(a, b, 5)); got != `unhandled changes found (Format "" -> "email"; AnyOf <complex value> -> <complex value> (changed))` {
+	if got := summary(c.compareProperties(a, b, 5)); got != `unhandled changes found (Format "" -> "email"; AnyOf <nested too deep to diff> -> <nested too deep to diff> (changed))` {
 		t.Errorf("5 lists deep: %q", got)
 	}
 	// Deeper, without asking go-cmp: linear.
@@ -311,7 +312,70 @@ func TestUnhandledDeepLists(t *testing.T) {
 		}
 		return s
 	}
-	if got := summary(c.compareProperties(deep(1), deep(2), 300)); got != "unhandled changes found (AllOf <complex value> -> <complex value> (changed))" {
+	if got := summary(c.compareProperties(deep(1), deep(2), 300)); got != "unhandled changes found (AllOf <nested too deep to diff> -> <nested too deep to diff> (changed))" {
 		t.Errorf("300 lists deep: %q", got)
+	}
+}
+
+// TestUnhandledDeepListsServed: an unhandled change between two served
+// versions whose lists of schemas nest past maxListNest is left out when
+// the old CRD had it, with the same values, as crdify leaves it out (the
+// same go-cmp diff); and kept when the old CRD's values were others,
+// though the message, without go-cmp's diff of them, reads the same.
+func TestUnhandledDeepListsServed(t *testing.T) {
+	t.Parallel()
+	c := newChecker(t)
+	deep := func(maxLength int64) apiextensionsv1.JSONSchemaProps {
+		s := apiextensionsv1.JSONSchemaProps{Type: "string", MaxLength: &maxLength}
+		for range 5 {
+			s = apiextensionsv1.JSONSchemaProps{Type: "object", AnyOf: []apiextensionsv1.JSONSchemaProps{s}}
+		}
+		return s
+	}
+	crd := func(v1, v2 int64, extra bool) CRD {
+		x := oldCron()
+		for i, n := range []int64{v1, v2} {
+			s := specOf(x, i)
+			s.Properties["deep"] = deep(n)
+			if extra {
+				s.Properties["extra"] = str()
+			}
+			setSpec(x, i, s)
+		}
+		return toCRD(t, x)
+	}
+	// The unhandled change of ^.spec.deep between v1 and v2, if any
+	// (crdify also compares the schemas inside its anyOf).
+	deepChange := func(cs []Change) (Change, int) {
+		var out Change
+		n := 0
+		for _, c := range cs {
+			if c.Version == "v1 -> v2" {
+				n++
+				if c.Field == "^.spec.deep" {
+					out = c
+				}
+			}
+		}
+		return out, n
+	}
+	const msg = "unhandled changes found (AnyOf <nested too deep to diff> -> <nested too deep to diff> (changed))"
+	for _, tc := range []struct {
+		name     string
+		old, new CRD
+		want     bool // the change of ^.spec.deep between v1 and v2 is reported
+	}{
+		{"the old CRD's issue, the same values", crd(1, 2, false), crd(1, 2, true), false},
+		{"the old CRD's values were others", crd(1, 2, false), crd(1, 3, false), true},
+	} {
+		got := compareOne(t, c, tc.old, tc.new)
+		want := referenceChanges(t, tc.old, tc.new)
+		if !sameChanges(got, want) {
+			t.Errorf("%s:\nChecker:\n%s\ncrdify:\n%s", tc.name, report(got), report(want))
+		}
+		d, n := deepChange(got)
+		if !tc.want && n != 0 || tc.want && (d.Check != "unhandled" || d.V1 != Refuses || d.Message != msg) {
+			t.Errorf("%s: between v1 and v2:\n%s", tc.name, report(got))
+		}
 	}
 }

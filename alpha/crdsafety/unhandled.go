@@ -1,6 +1,9 @@
 package crdsafety
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
@@ -48,9 +51,19 @@ func (c *Checker) compareProperties(a, b *apiextensionsv1.JSONSchemaProps, nest 
 	return append(out, r)
 }
 
+// valueDigest identifies a field's value by a digest of its JSON.
+func valueDigest(v any) string {
+	js, err := json.Marshal(v)
+	if err != nil {
+		return "?"
+	}
+	d := sha256.Sum256(js)
+	return hex.EncodeToString(d[:12])
+}
+
 // deepValue stands for the value of a field that nests lists of schemas
 // past maxListNest in unhandledWithoutDeepDiff's diff.
-const deepValue = "<JSONSchemaProps nesting lists of schemas too deep to diff>"
+const deepValue = "<nested too deep to diff>"
 
 // maxFormatted is the most schemas a field may hold for go-cmp to show it.
 const maxFormatted = 256
@@ -58,11 +71,13 @@ const maxFormatted = 256
 // unhandledWithoutDeepDiff is crdify's unhandled message on a and b
 // ("unhandled changes found :" and go-cmp's diff), without go-cmp's diff
 // of the fields that nest lists of schemas past maxListNest (see
-// compareProperties): each of them that changed is given as two lines
-// of its own, "-\tAnyOf: []v1.JSONSchemaProps{...} (old)," and the same
-// with "+" and "(new)", which operator-controller's wording
-// (conciseUnhandled) says "AnyOf <complex value> -> <complex value>
-// (changed)" of; the other fields are go-cmp's diff.
+// compareProperties): each of them that changed is given as two lines of
+// its own, which operator-controller's wording (conciseUnhandled) says
+// "AnyOf <nested too deep to diff> -> <nested too deep to diff>
+// (changed)" of; the other fields are go-cmp's diff. (Where crdify
+// leaves out an issue the old CRD had between two served versions when
+// go-cmp writes the same diff, subtract leaves it out when the deep
+// fields are the same, and the other fields' diff.)
 func unhandledWithoutDeepDiff(a, b *apiextensionsv1.JSONSchemaProps) string {
 	pa, pb := *a, *b
 	va, vb := reflect.ValueOf(&pa).Elem(), reflect.ValueOf(&pb).Elem()
@@ -78,7 +93,13 @@ func unhandledWithoutDeepDiff(a, b *apiextensionsv1.JSONSchemaProps) string {
 			continue
 		}
 		if !equality.Semantic.DeepEqual(fa.Interface(), fb.Interface()) {
-			deep = append(deep, fmt.Sprintf("-\t%s: %s (old),\n+\t%s: %s (new),\n", f, deepValue, f, deepValue))
+			// The second value keeps a comma that the wording takes
+			// out: the same words, another text ("(changed)"). A
+			// comment line, which the wording skips, tells the values
+			// apart by their digests, for subtract: an issue the old
+			// CRD had is left out when its deep fields were the same.
+			deep = append(deep, fmt.Sprintf("-\t%s: %s,\n+\t%s: %s,,\n \t// %s: %s -> %s\n", f, deepValue, f, deepValue,
+				f, valueDigest(fa.Interface()), valueDigest(fb.Interface())))
 		}
 		fa.SetZero()
 		fb.SetZero()
