@@ -253,8 +253,8 @@ func TestPageDeepLink(t *testing.T) {
 	type box struct{ Top, Bottom float64 }
 	var pos struct {
 		Header, Title, View box
-		Height               float64
-		Heading              string
+		Height              float64
+		Heading             string
 	}
 	// settled waits for the view and what loads after it (the icon, the
 	// description, the install answer), then reads the positions.
