@@ -354,6 +354,9 @@ func readRecord(f *os.File, d v1.Hash) ([]recEntry, error) {
 
 // decodeRecIndex decodes a record's index; content must lie below end.
 func decodeRecIndex(b []byte, end int64) ([]recEntry, error) {
+	if end < 0 {
+		return nil, errBadRecord
+	}
 	var out []recEntry
 	for len(b) > 0 {
 		if len(b) < 2 {
