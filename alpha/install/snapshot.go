@@ -32,6 +32,11 @@ import (
 // snapshotMagic starts a snapshot.
 const snapshotMagic = "opminst\x01"
 
+// SnapshotFormat names the format of snapshots, and of what Load builds:
+// a cache of snapshots keys them by it, so that a snapshot written before
+// either changed is not read. Change its version when they do.
+const SnapshotFormat = snapshotMagic
+
 // ErrBadSnapshot is DecodeSnapshot's error for bytes that are no snapshot
 // of this format (damaged, cut short, another version).
 var ErrBadSnapshot = errors.New("not a valid catalog snapshot")
