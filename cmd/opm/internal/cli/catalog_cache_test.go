@@ -98,3 +98,25 @@ func TestDefaultCatalogCacheDir(t *testing.T) {
 		t.Errorf("unset: %q, %v; want /xdg/fastopm/catalogs", d, dflt)
 	}
 }
+
+// A default cache directory that cannot be made (a read-only or odd home)
+// leaves the question without a cache; one asked for is an error.
+func TestCatalogCacheDirUnusable(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the user's cache directory is elsewhere")
+	}
+	notDir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cat := filepath.Join(goldenRoot, "install", "community")
+	t.Setenv(catalogCacheEnv, "")
+	os.Unsetenv(catalogCacheEnv)
+	t.Setenv("XDG_CACHE_HOME", notDir) // fastopm/catalogs under a file
+	if code, out, errOut := run(t, "alpha", "query", "install", cat, "-p", "etcd"); code != 0 || !strings.Contains(out, "etcdoperator.v0.9.4") || errOut != "" {
+		t.Errorf("default directory unusable: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := run(t, "alpha", "query", "install", cat, "-p", "etcd", "--catalog-cache-dir", filepath.Join(notDir, "cache")); code != 2 || !strings.Contains(errOut, "catalog cache") {
+		t.Errorf("--catalog-cache-dir unusable: exit %d, want 2\n%s", code, errOut)
+	}
+}
