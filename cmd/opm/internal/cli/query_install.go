@@ -18,6 +18,7 @@ func newQueryInstallCmd(s Streams, g *globalOptions) *cobra.Command {
 		all, every bool
 		output     string
 		cacheDir   string
+		catCache   catalogCacheFlags
 		olm        olmFlags
 		channels   []string
 	)
@@ -113,12 +114,22 @@ words. --all answers for every package and channel of the catalog;
 				cats = append(cats, ic)
 			}
 			if olm.olm != "v0" {
+				// OLM v1 reads more of each catalog than a snapshot holds
+				// (bundle objects): the cache serves OLM v0 only. Set
+				// from the environment, it is left unused.
+				if cmd.Flags().Changed("catalog-cache-dir") {
+					return &usageReport{errors.New("--catalog-cache-dir serves OLM v0's questions only: not with --olm " + olm.olm)}
+				}
 				return runInstallOLM(cmd, s, g, cacheDir, cats, &olm, sub, channels, all, output)
 			}
 			action.NameInstallCatalogs(cats)
 			res := &action.Resolver{ImageOptions: g.imageOptions(cacheDir), MaxFileSize: g.maxFileSize.limit(),
 				Allowed: action.RefCatalogDir | action.RefCatalogImage}
-			loaded, _, err := action.LoadInstallCatalogs(cmd.Context(), res, cats, g.maxFileSize.limit())
+			cc, err := catCache.open(cmd)
+			if err != nil {
+				return &ExitError{Code: 2, Err: err}
+			}
+			loaded, err := action.LoadInstallCatalogs(cmd.Context(), res, cats, g.maxFileSize.limit(), cc)
 			if err != nil {
 				return &ExitError{Code: 2, Err: err}
 			}
@@ -190,5 +201,6 @@ words. --all answers for every package and channel of the catalog;
 	addOLMFlags(cmd, &olm)
 	addTimeoutFlag(cmd, &olm.timeout, &olm.terms)
 	addImageCacheFlag(cmd, &cacheDir)
+	addCatalogCacheFlag(cmd, &catCache)
 	return cmd
 }
