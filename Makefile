@@ -61,7 +61,7 @@ FUZZTIME ?= 20s
 FUZZ_TARGETS := \
 	./pkg/canonjson:FuzzCanonicalize ./pkg/canonjson:FuzzFastYAML ./alpha/declcfg:FuzzLoad \
 	./alpha/property:FuzzChecker ./pkg/schema:FuzzCheck ./pkg/indexignore:FuzzMatch \
-	./pkg/imageref:FuzzValidate ./pkg/image:FuzzUnpack ./pkg/bundle:FuzzDecodeFirst \
+	./pkg/imageref:FuzzValidate ./pkg/image:FuzzUnpack ./pkg/image:FuzzDecodeRecIndex ./alpha/install:FuzzDecodeSnapshot ./pkg/bundle:FuzzDecodeFirst \
 	./pkg/bundle:FuzzRender ./pkg/cache:FuzzDecodeIndex ./pkg/cache:FuzzDecodeRecord \
 	./pkg/cache:FuzzStructEncoder ./alpha/property:FuzzBundleObjectData
 fuzz:

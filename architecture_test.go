@@ -22,7 +22,7 @@ const module = "github.com/fastopm/fastopm/"
 // never a higher one.
 var layers = [][]string{
 	// Leaves: no project imports but each other where listed.
-	{"pkg/api", "pkg/canonjson", "pkg/indexignore", "pkg/imageref", "pkg/scratch", "pkg/interrupt", "pkg/version", "pkg/csv", "pkg/httpserver/ui", "pkg/progress", "pkg/suggest", "pkg/markdown"},
+	{"pkg/api", "pkg/canonjson", "pkg/indexignore", "pkg/imageref", "pkg/scratch", "pkg/interrupt", "pkg/version", "pkg/csv", "pkg/httpserver/ui", "pkg/progress", "pkg/suggest", "pkg/markdown", "pkg/diskcache"},
 	// The file-based catalog format.
 	{"alpha/property", "alpha/declcfg"},
 	// The upgrade graph and its rules.

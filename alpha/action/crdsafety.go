@@ -61,6 +61,12 @@ func OpenInstallModel(ctx context.Context, sources SourceResolver, ref, name str
 // with locate, where its bundles are, and with a name, the resolver's
 // view of it.
 func openCatalog(ctx context.Context, sources SourceResolver, ref, name string, maxFileSize int64, locate bool) (*OpenCatalog, error) {
+	return openCatalogVisit(ctx, sources, ref, name, maxFileSize, locate, nil)
+}
+
+// openCatalogVisit is openCatalog, handing every blob to extra too (nil:
+// none) in the same pass.
+func openCatalogVisit(ctx context.Context, sources SourceResolver, ref, name string, maxFileSize int64, locate bool, extra func(*declcfg.Blob)) (*OpenCatalog, error) {
 	src, err := resolveCatalog(ctx, sources, ref)
 	if err != nil {
 		return nil, err
@@ -85,6 +91,11 @@ func openCatalog(ctx context.Context, sources SourceResolver, ref, name string, 
 		visit = c.locs.Add
 	case collector != nil:
 		visit = collector.AddBlob
+	}
+	if v := visit; extra != nil && v != nil {
+		visit = func(b *declcfg.Blob) { v(b); extra(b) }
+	} else if extra != nil {
+		visit = extra
 	}
 	res, err := Validate{FS: src.FS, SkipSchema: true, MaxFileSize: maxFileSize, Visit: visit}.Run(ctx)
 	if err == nil {

@@ -40,13 +40,17 @@ type DiffResult struct {
 	Violations []updates.Violation
 }
 
-// Run reads both catalogs, in parallel, each once: the model, and with
-// Check, the resolver's view of the bundles and where their objects are,
-// for the CRDs of the new updates, which are read back alone. An error
-// reading a catalog names its reference.
+// Run reads both catalogs, in parallel, each once: the model, where each
+// bundle is with a fingerprint of its blob (the bundles whose blobs
+// differ are read back for what they carry: updates.CompareContents), and
+// with Check, the resolver's view of the bundles and where their objects
+// are, for the CRDs of the new updates, which are read back alone. An
+// error reading a catalog names its reference.
 func (d DiffCatalogs) Run(ctx context.Context) (*DiffResult, error) {
 	refs := [2]string{d.Old, d.New}
 	var cats [2]*OpenCatalog
+	// What each bundle carries, read in the same pass.
+	contents := [2]*updates.ContentCollector{updates.NewContentCollector(), updates.NewContentCollector()}
 	defer func() {
 		for _, c := range cats {
 			if c != nil {
@@ -59,10 +63,11 @@ func (d DiffCatalogs) Run(ctx context.Context) (*DiffResult, error) {
 		eg.Go(func() error {
 			var err error
 			if d.Check {
-				cats[i], err = OpenInstallModel(ctx, d.Sources, ref, InstallCatalogName(ref), d.MaxFileSize, i == 1)
+				cats[i], err = openCatalogVisit(ctx, d.Sources, ref, InstallCatalogName(ref), d.MaxFileSize, i == 1, contents[i].AddBlob)
 			} else {
-				cats[i] = &OpenCatalog{}
-				cats[i].Model, err = LoadModel(ctx, d.Sources, ref, d.MaxFileSize)
+				// The catalog's files stay open until the bundles
+				// whose blobs differ are read back.
+				cats[i], err = openCatalogVisit(ctx, d.Sources, ref, "", d.MaxFileSize, false, contents[i].AddBlob)
 			}
 			if err != nil {
 				return fmt.Errorf("%s: %w", ref, err)
@@ -74,7 +79,11 @@ func (d DiffCatalogs) Run(ctx context.Context) (*DiffResult, error) {
 		return nil, err
 	}
 	old, new := cats[0], cats[1]
-	res := &DiffResult{Changes: updates.Diff(old.Model, new.Model)}
+	cd, err := updates.CompareContents(ctx, contents[0].Contents(old.FS), contents[1].Contents(new.FS))
+	if err != nil {
+		return nil, err
+	}
+	res := &DiffResult{Changes: updates.DiffWith(old.Model, new.Model, cd)}
 	if !d.Check {
 		return res, nil
 	}

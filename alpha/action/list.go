@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -16,6 +18,7 @@ import (
 	"github.com/fastopm/fastopm/alpha/property"
 	"github.com/fastopm/fastopm/pkg/canonjson"
 	"github.com/fastopm/fastopm/pkg/csv"
+	"github.com/fastopm/fastopm/pkg/suggest"
 )
 
 // List reads a catalog (a directory or a catalog image) into the model,
@@ -235,7 +238,8 @@ func (l List) load(ctx context.Context, displayNames bool) (model.Model, map[bun
 	if l.Package != "" {
 		pkg, ok := m[l.Package]
 		if !ok {
-			return nil, nil, fmt.Errorf("package %q not found", l.Package)
+			// Upstream's words, and a name near the one given.
+			return nil, nil, fmt.Errorf("package %q not found%s", l.Package, suggest.Hint(l.Package, slices.Collect(maps.Keys(m))))
 		}
 		m = model.Model{l.Package: pkg}
 	}

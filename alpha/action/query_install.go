@@ -15,7 +15,6 @@ import (
 
 	"github.com/fastopm/fastopm/alpha/declcfg"
 	"github.com/fastopm/fastopm/alpha/install"
-	"github.com/fastopm/fastopm/alpha/model"
 )
 
 // InstallCatalog is one catalog of `opm alpha query install`: a
@@ -93,39 +92,38 @@ func NameInstallCatalogs(cats []InstallCatalog) {
 	}
 }
 
-// LoadInstallCatalogs reads the catalogs, in parallel. Each must be valid
-// (upstream's rules; opm serve refuses the others). The model of each is
-// returned too.
-func LoadInstallCatalogs(ctx context.Context, sources SourceResolver, cats []InstallCatalog, maxFileSize int64) ([]*install.Catalog, []model.Model, error) {
+// LoadInstallCatalogs reads the catalogs, in parallel, through the catalog
+// cache when there is one (cache may be nil). Each must be valid
+// (upstream's rules; opm serve refuses the others).
+func LoadInstallCatalogs(ctx context.Context, sources SourceResolver, cats []InstallCatalog, maxFileSize int64, cache *CatalogCache) ([]*install.Catalog, error) {
 	out := make([]*install.Catalog, len(cats))
-	models := make([]model.Model, len(cats))
 	eg, ctx := errgroup.WithContext(ctx)
 	for i, c := range cats {
 		eg.Go(func() error {
-			cat, m, err := loadInstallCatalog(ctx, sources, c, maxFileSize)
+			cat, err := loadInstallCatalog(ctx, sources, c, maxFileSize, cache)
 			if err != nil {
 				return fmt.Errorf("catalog %s (%s): %w", c.Name, c.Ref, err)
 			}
-			out[i], models[i] = cat, m
+			out[i] = cat
 			return nil
 		})
 	}
 	if err := eg.Wait(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return out, models, nil
+	return out, nil
 }
 
-func loadInstallCatalog(ctx context.Context, sources SourceResolver, c InstallCatalog, maxFileSize int64) (*install.Catalog, model.Model, error) {
+func loadInstallCatalog(ctx context.Context, sources SourceResolver, c InstallCatalog, maxFileSize int64, cache *CatalogCache) (*install.Catalog, error) {
 	src, err := resolveCatalog(ctx, sources, c.Ref)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if src.Close != nil {
 		defer src.Close()
 	}
 	if src.FS == nil {
-		return nil, nil, fmt.Errorf("%s is not a catalog", c.Ref)
+		return nil, fmt.Errorf("%s is not a catalog", c.Ref)
 	}
-	return install.Load(ctx, src.FS, c.Name, c.Priority, declcfg.WithMaxFileSize(maxFileSize))
+	return cache.LoadInstall(ctx, src.FS, c.Name, c.Priority, declcfg.WithMaxFileSize(maxFileSize))
 }

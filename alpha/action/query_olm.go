@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/fastopm/fastopm/alpha/install"
 	"github.com/fastopm/fastopm/alpha/olmv1"
 	"github.com/fastopm/fastopm/alpha/updates"
+	"github.com/fastopm/fastopm/pkg/suggest"
 )
 
 // QueryOLM asks OLM v1 (operator-controller's resolver and install checks,
@@ -38,6 +40,11 @@ type QueryOLM struct {
 	// problem (install.Resolver.MaxTerms).
 	Budget   time.Duration
 	MaxTerms int
+	// RefuseUnknown makes a question (Updates, Install) that names a
+	// package no catalog holds, or a channel no catalog's package holds,
+	// an *install.UnknownError (a misspelt name: the command line's exit
+	// 2) rather than OLM's answer that nothing is found.
+	RefuseUnknown bool
 }
 
 // OLMUpdates is where OLM v1 moves an installed bundle and, with Both,
@@ -114,6 +121,10 @@ type OLMInstallRow struct {
 	V1Status  string   `json:"v1Status"`
 	V1Bundle  string   `json:"v1Bundle,omitempty"`
 	V1Reasons []string `json:"v1Reasons,omitempty"`
+	// V1Checked and V1Notes are what OLM v1's check read and noted
+	// (olmv1.Row's Checked and Notes).
+	V1Checked string   `json:"v1Checked,omitempty"`
+	V1Notes   []string `json:"v1Notes,omitempty"`
 	// Differ is true when one OLM installs and the other does not, or
 	// both install different bundles.
 	Differ bool `json:"differ"`
@@ -197,6 +208,9 @@ func (q *QueryOLM) Updates(ctx context.Context, spec olmv1.Spec, from, installed
 		return nil, err
 	}
 	defer c.Close() //nolint:errcheck // removal of an image's unpacked tree, after the last answer
+	if err := q.unknown(c.r, spec); err != nil {
+		return nil, err
+	}
 	var installed *olmv1.Installed
 	if from != "" {
 		if installed, err = c.r.FindInstalled(spec.Package, from, installedVersion); err != nil {
@@ -253,6 +267,9 @@ func (q *QueryOLM) Install(ctx context.Context, spec olmv1.Spec, source string) 
 		return nil, err
 	}
 	defer c.Close() //nolint:errcheck // removal of an image's unpacked tree, after the last answer
+	if err := q.unknown(c.r, spec); err != nil {
+		return nil, err
+	}
 	if source != "" && spec.Selector == "" {
 		spec.Selector = olmv1.NameLabel + "=" + source
 	}
@@ -279,6 +296,44 @@ func (q *QueryOLM) Install(ctx context.Context, spec olmv1.Spec, source string) 
 	}
 	out.Differences = installDifferences(out.V0, a, c.r)
 	return out, nil
+}
+
+// unknown returns, with RefuseUnknown, an *install.UnknownError when no catalog holds the
+// package spec names, or when no catalog's package holds one of its
+// channels: a wrong question (a misspelt name), which OLM v1 would only
+// answer with "no bundles found".
+func (q *QueryOLM) unknown(r *olmv1.Resolver, spec olmv1.Spec) error {
+	if !q.RefuseUnknown {
+		return nil
+	}
+	var pkgs, names, channels []string
+	found := false
+	for _, cat := range r.Catalogs() {
+		names = append(names, cat.Name)
+		p := cat.Package(spec.Package)
+		if p == nil {
+			pkgs = append(pkgs, cat.Packages()...)
+			continue
+		}
+		found = true
+		for _, ch := range p.Channels {
+			channels = append(channels, ch.Name)
+		}
+	}
+	if !found {
+		slices.Sort(pkgs)
+		return &install.UnknownError{What: fmt.Sprintf("package %q is in none of the catalogs (%s)%s",
+			spec.Package, strings.Join(names, ", "), suggest.Hint(spec.Package, slices.Compact(pkgs)))}
+	}
+	slices.Sort(channels)
+	channels = slices.Compact(channels)
+	for _, ch := range spec.Channels {
+		if !slices.Contains(channels, ch) {
+			return &install.UnknownError{What: fmt.Sprintf("package %s has no channel %q in any catalog (its channels: %s)%s",
+				spec.Package, ch, strings.Join(channels, ", "), suggest.Hint(ch, channels))}
+		}
+	}
+	return nil
 }
 
 // InstallAll answers Install for every package and channel of the
@@ -316,7 +371,8 @@ func (q *QueryOLM) InstallAll(ctx context.Context, catalog string) (*OLMInstallA
 	}
 	out.Rows = []OLMInstallRow{}
 	for _, r := range rep.Rows {
-		row := OLMInstallRow{Package: r.Package, Channel: r.Channel, V1Status: r.Status, V1Bundle: r.Bundle, V1Reasons: r.Reasons}
+		row := OLMInstallRow{Package: r.Package, Channel: r.Channel, V1Status: r.Status, V1Bundle: r.Bundle, V1Reasons: r.Reasons,
+			V1Checked: r.Checked, V1Notes: r.Notes}
 		if a := v0of[[2]string{r.Package, r.Channel}]; a != nil {
 			row.V0Status = string(a.Status)
 			if a.Status == install.Installable && len(a.Installs) > 0 {
@@ -366,11 +422,24 @@ func updatesDifferences(b *OLMUpdates, channels []string, nch int, r *olmv1.Reso
 		}
 		return s
 	}
+	// OLM v1 resolves to a bundle it then cannot install: the
+	// ClusterExtension stays where it is, failing. As for a new install
+	// (installDifferences), that differs from OLM v0 moving on.
+	refused := ""
+	if v1next != "" && !v1Installs(b.V1) {
+		refused = v1WhyNot(b.V1)
+	}
 	switch {
+	case b.V0Error != "" && b.V1 != nil && b.V1.Resolved && refused != "":
+		out = append(out, fmt.Sprintf("OLM v0 has no answer (%s); OLM v1 resolves to %s and cannot install it: %s", b.V0Error, v1next, refused))
 	case b.V0Error != "" && b.V1 != nil && b.V1.Resolved:
 		out = append(out, fmt.Sprintf("OLM v0 has no answer (%s); OLM v1 moves to %s", b.V0Error, name(v1next)))
 	case b.V1 != nil && !b.V1.Resolved && b.V0Error == "":
 		out = append(out, fmt.Sprintf("OLM v1 does not resolve (%s); OLM v0 moves to %s", b.V1.Error, name(v0next)))
+	case b.V0Error == "" && refused != "" && v0next == v1next:
+		out = append(out, fmt.Sprintf("OLM v0 moves to %s; OLM v1 cannot install it: %s", v0next, refused))
+	case b.V0Error == "" && refused != "":
+		out = append(out, fmt.Sprintf("next: OLM v0 moves to %s; OLM v1 resolves to %s and cannot install it: %s", name(v0next), v1next, refused))
 	case b.V0Error == "" && v0next != v1next:
 		out = append(out, fmt.Sprintf("next: OLM v0 moves to %s, OLM v1 to %s", name(v0next), name(v1next)))
 	}
@@ -410,6 +479,16 @@ func deprecationNotes(r *olmv1.Resolver, pkg string, names ...string) []string {
 	return out
 }
 
+// v1WhyNot is why OLM v1 does not install what the answer a asks for:
+// its resolution's error, or the first reason it refuses the bundle.
+func v1WhyNot(a *olmv1.Answer) string {
+	why := a.Error
+	if why == "" && a.Installable != nil && len(a.Installable.Reasons) > 0 {
+		why = a.Installable.Reasons[0]
+	}
+	return why
+}
+
 // installDifferences says where a new Subscription and a new
 // ClusterExtension differ.
 func installDifferences(v0 *install.Answer, v1 *olmv1.Answer, r *olmv1.Resolver) []string {
@@ -425,11 +504,7 @@ func installDifferences(v0 *install.Answer, v1 *olmv1.Answer, r *olmv1.Resolver)
 	v1ok := v1Installs(v1)
 	switch {
 	case v0b != "" && !v1ok:
-		why := v1.Error
-		if why == "" && v1.Installable != nil && len(v1.Installable.Reasons) > 0 {
-			why = v1.Installable.Reasons[0]
-		}
-		out = append(out, fmt.Sprintf("OLM v0 installs %s; OLM v1 cannot: %s", v0b, why))
+		out = append(out, fmt.Sprintf("OLM v0 installs %s; OLM v1 cannot: %s", v0b, v1WhyNot(v1)))
 	case v0b == "" && v1ok:
 		why := v0.Error
 		if why == "" && len(v0.Reasons) > 0 {

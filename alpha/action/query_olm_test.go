@@ -293,3 +293,44 @@ func TestQueryOLMRefuses(t *testing.T) {
 }
 
 func second[T any](_ T, err error) error { return err }
+
+// TestQueryOLMUpdatesV1CannotInstall: OLM v1 resolves the update to the
+// bundle OLM v0 moves to, but cannot install it (its install modes lack
+// AllNamespaces): the OLMs differ, said as a new install's difference
+// says it (issue 27: "OLM v0 and v1 agree" was the answer for the update,
+// while `query install --olm both` listed the difference).
+func TestQueryOLMUpdatesV1CannotInstall(t *testing.T) {
+	dir := t.TempDir()
+	meta := func(v, modes string) string {
+		return `{"schema":"olm.bundle","name":"narrowing.v` + v + `","package":"narrowing","image":"quay.io/example/narrowing:v` + v + `","properties":[{"type":"olm.package","value":{"packageName":"narrowing","version":"` + v + `"}},{"type":"olm.csv.metadata","value":{"installModes":[` + modes + `]}}]}` + "\n"
+	}
+	all := `{"type":"AllNamespaces","supported":true}`
+	own := `{"type":"AllNamespaces","supported":false},{"type":"OwnNamespace","supported":true}`
+	catalog := `{"schema":"olm.package","name":"narrowing","defaultChannel":"stable"}
+{"schema":"olm.channel","package":"narrowing","name":"stable","entries":[{"name":"narrowing.v1.0.0"},{"name":"narrowing.v1.1.0","replaces":"narrowing.v1.0.0"}]}
+` + meta("1.0.0", all) + meta("1.1.0", own)
+	if err := os.WriteFile(filepath.Join(dir, "c.json"), []byte(catalog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	q := &QueryOLM{Catalogs: []InstallCatalog{{Ref: dir}}, Sources: DirResolver{}, Both: true}
+	u, err := q.Updates(context.Background(), olmv1.Spec{Package: "narrowing"}, "1.0.0", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.V0 == nil || u.V0.Next == nil || u.V0.Next.To.Name != "narrowing.v1.1.0" || !u.V1.Resolved || u.V1.Bundle.Name != "narrowing.v1.1.0" {
+		t.Fatalf("v0 %+v, v1 %+v", u.V0, u.V1)
+	}
+	want := "OLM v0 moves to narrowing.v1.1.0; OLM v1 cannot install it: "
+	if len(u.Differences) == 0 || !strings.HasPrefix(u.Differences[0], want) || !strings.Contains(u.Differences[0], "AllNamespaces") {
+		t.Errorf("updates: differences %q, want one starting %q", u.Differences, want)
+	}
+	// A new install of the channel: the same rule.
+	a, err := q.Install(context.Background(), olmv1.Spec{Package: "narrowing"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Differences) == 0 || len(u.Differences) == 0 || !strings.HasPrefix(a.Differences[0], "OLM v0 installs narrowing.v1.1.0; OLM v1 cannot: ") ||
+		strings.TrimPrefix(a.Differences[0], "OLM v0 installs narrowing.v1.1.0; OLM v1 cannot: ") != strings.TrimPrefix(u.Differences[0], want) {
+		t.Errorf("install: differences %q, updates %q", a.Differences, u.Differences)
+	}
+}

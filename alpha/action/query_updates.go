@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/fastopm/fastopm/alpha/model"
 	"github.com/fastopm/fastopm/alpha/updates"
+	"github.com/fastopm/fastopm/pkg/bundle"
 )
 
 // LoadModel reads the catalog ref (a directory or a catalog image) into the
@@ -64,6 +66,23 @@ type NotCatalogError struct {
 }
 
 func (e *NotCatalogError) Error() string { return e.msg }
+
+// BundleNotCatalog says, in the words of the query and diff commands,
+// that dir is a bundle directory (manifests/ and metadata/, with
+// metadata/annotations.yaml), not the catalog directory validate and
+// serve take, or returns nil when it is not one. They call it when the
+// catalog fails to load, in place of a problem for each of the bundle's
+// files.
+func BundleNotCatalog(dir string) error {
+	fsys := os.DirFS(dir)
+	if !bundle.IsBundleDir(fsys) {
+		return nil
+	}
+	if st, err := fs.Stat(fsys, "metadata/annotations.yaml"); err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	return fmt.Errorf("%s: a bundle, not a catalog: give a catalog directory (opm render %s makes a catalog of the bundle)", dir, dir)
+}
 
 // The answers of `opm alpha query updates` (alpha/updates): an Answer for
 // --from, a Summary of each bundle for --all.

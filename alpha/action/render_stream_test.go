@@ -111,19 +111,32 @@ func TestRenderImageParsedWhileExtracted(t *testing.T) {
 			ref := host + "/catalog/" + strings.ReplaceAll(tc.name, " ", "-") + ":v1"
 			imagetest.Push(t, ref, imagetest.Image(t, map[string]string{image.ConfigsLabel: "/configs"}, tc.layers...))
 			tmp := t.TempDir()
-			for _, format := range []declcfg.Format{declcfg.FormatJSON, declcfg.FormatYAML} {
-				var want, got bytes.Buffer
-				if err := (Render{Refs: []string{final}, Format: format}).Run(context.Background(), &want); err != nil {
-					t.Fatal(err)
+			// Without an image cache, and with one: first empty (the
+			// layers are read and recorded), then filled (the records
+			// are applied, no layer is read).
+			cache := t.TempDir()
+			for _, mode := range []string{"no cache", "cold cache", "warm cache"} {
+				opts := anonymous
+				if mode != "no cache" {
+					opts = append(slices.Clone(anonymous), image.WithCacheDir(cache))
 				}
-				r := Render{Refs: []string{ref}, Format: format, Sources: &Resolver{ImageOptions: anonymous, TempDir: tmp}}
-				if err := r.Run(context.Background(), &got); err != nil {
-					t.Fatal(err)
+				for _, format := range []declcfg.Format{declcfg.FormatJSON, declcfg.FormatYAML} {
+					var want, got bytes.Buffer
+					if err := (Render{Refs: []string{final}, Format: format}).Run(context.Background(), &want); err != nil {
+						t.Fatal(err)
+					}
+					r := Render{Refs: []string{ref}, Format: format, Sources: &Resolver{ImageOptions: opts, TempDir: tmp}}
+					if err := r.Run(context.Background(), &got); err != nil {
+						t.Fatal(err)
+					}
+					if got.String() != want.String() {
+						t.Errorf("%s, %s: the image renders differently from its directory\n got: %.400s\nwant: %.400s", mode, format, got.String(), want.String())
+					}
+					assertEmptyDir(t, tmp)
 				}
-				if got.String() != want.String() {
-					t.Errorf("%s: the image renders differently from its directory\n got: %.400s\nwant: %.400s", format, got.String(), want.String())
-				}
-				assertEmptyDir(t, tmp)
+			}
+			if ents, err := os.ReadDir(filepath.Join(cache, "layers", "sha256")); err != nil || len(ents) != len(tc.layers) {
+				t.Errorf("the image cache holds %d layer records (%v), want %d", len(ents), err, len(tc.layers))
 			}
 
 			// Every file the walk reads was parsed during the extraction.

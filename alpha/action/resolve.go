@@ -104,12 +104,29 @@ func (r *Resolver) Resolve(ctx context.Context, ref string) (*Source, error) {
 		return nil, err
 	}
 	src, err := r.resolveImage(ctx, ref)
-	if err != nil && !strings.Contains(ref, "/") && !errors.Is(err, ErrNotAllowed) {
-		// "catalog" is both a likely directory name and, to an image
-		// client, docker.io/library/catalog: say both were tried.
+	switch {
+	case err == nil || errors.Is(err, ErrNotAllowed):
+	case bareName(ref):
+		// "catalog" or "cron-v2/catalog" is most likely a mistyped
+		// directory, and only to an image client docker.io's
+		// library/catalog: say first that there is no such directory.
+		return nil, fmt.Errorf("there is no directory %q; as an image reference (no registry, no tag: Docker Hub's) it could not be pulled either: %w", ref, err)
+	case !strings.Contains(ref, "/"):
 		return nil, fmt.Errorf("%w (there is no directory %q either)", err, ref)
 	}
 	return src, err
+}
+
+// bareName reports whether ref, which is not a directory, names neither
+// a registry nor a tag or digest: "catalog", "cron/catalog". An image
+// client reads it as a Docker Hub repository; a person most likely meant
+// a directory.
+func bareName(ref string) bool {
+	if ref == "" || strings.ContainsAny(ref, ":@") {
+		return false
+	}
+	first, _, nested := strings.Cut(ref, "/")
+	return !nested || (!strings.Contains(first, ".") && first != "localhost")
 }
 
 // looksLikePath reports whether ref can only be meant as a file path, so

@@ -62,6 +62,18 @@ func assertEmptyDir(t *testing.T, dir string) {
 	}
 }
 
+func TestBareName(t *testing.T) {
+	for ref, want := range map[string]bool{
+		"catalog": true, "cron-v2/catalog": true, "a/b/c": true,
+		"catalog:v1": false, "catalog@sha256:00": false, "quay.io/x/catalog": false,
+		"localhost/catalog": false, "localhost:5000/catalog": false, "": false,
+	} {
+		if got := bareName(ref); got != want {
+			t.Errorf("bareName(%q) = %v", ref, got)
+		}
+	}
+}
+
 func TestResolverDirectories(t *testing.T) {
 	t.Parallel()
 	file := filepath.Join(t.TempDir(), "catalog.json")
@@ -85,6 +97,11 @@ func TestResolverDirectories(t *testing.T) {
 		{name: "missing path", ref: "./no/such/dir", wantIs: fs.ErrNotExist},
 		{name: "invalid reference", ref: "No_Such:Dir:x", wantErr: `parse image reference "No_Such:Dir:x"`},
 		{name: "not a directory either", ref: "No_Such:Dir:x", wantErr: `(there is no directory "No_Such:Dir:x" either)`},
+		// A name without registry or tag is most likely a mistyped
+		// directory: said first (issue 27). Upper case makes it an
+		// invalid reference, refused without a pull.
+		{name: "a bare name", ref: "NoSuchCatalog", wantErr: `there is no directory "NoSuchCatalog"; as an image reference (no registry, no tag: Docker Hub's) it could not be pulled either: `},
+		{name: "a bare path", ref: "Cron/NoSuchCatalog", wantErr: `there is no directory "Cron/NoSuchCatalog"; as an image reference`},
 		{name: "bundle directory not allowed", res: Resolver{Allowed: RefCatalogDir | RefCatalogImage}, ref: bundleDir, wantIs: ErrNotAllowed},
 		{name: "catalog directory not allowed", res: Resolver{Allowed: RefBundleDir}, ref: exampleCatalog, wantIs: ErrNotAllowed},
 		{name: "image not allowed", res: Resolver{Allowed: RefCatalogDir}, ref: "example.com/no/such:image", wantIs: ErrNotAllowed},

@@ -143,6 +143,9 @@ func (s Serve) Run(ctx context.Context) (err error) {
 		// refuses --cache-enforce-integrity without it.
 		return errors.New("--cache-dir must be specified with --cache-http")
 	}
+	if err := s.checkFlags(); err != nil {
+		return err
+	}
 	st, err := os.Stat(s.CatalogDir)
 	if err != nil {
 		return fmt.Errorf("catalog: %w", err)
@@ -159,6 +162,9 @@ func (s Serve) Run(ctx context.Context) (err error) {
 			// Stopped while loading: a graceful stop, nothing to serve.
 			log.Info("stopped before serving")
 			return nil
+		}
+		if berr := BundleNotCatalog(s.CatalogDir); berr != nil {
+			return berr
 		}
 		return err
 	}
@@ -237,6 +243,28 @@ func (s Serve) Run(ctx context.Context) (err error) {
 	wg.Wait()
 	if err := <-served; err != nil {
 		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}
+
+// checkFlags refuses flags that would do nothing, in upstream's words
+// for --cache-enforce-integrity without --cache-dir: the HTTP flags
+// without --http-addr (nothing is served over HTTP), --cache-only
+// without --cache-dir (the cache would be a temporary file, built and
+// removed).
+func (s Serve) checkFlags() error {
+	if !s.httpOn() {
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"--http-tls-cert", s.HTTPTLSCert != ""}, {"--http-tls-key", s.HTTPTLSKey != ""}, {"--http-catalog-name", s.HTTPCatalogName != ""}} {
+			if f.set {
+				return fmt.Errorf("--http-addr must be specified with %s", f.name)
+			}
+		}
+	}
+	if s.CacheOnly && s.CacheDir == "" {
+		return errors.New("--cache-dir must be specified with --cache-only")
 	}
 	return nil
 }

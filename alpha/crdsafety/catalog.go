@@ -24,11 +24,15 @@ type Bundle struct {
 	CRDs    []CRD
 }
 
-// ReadBundle reads a bundle's CRDs from its properties. A manifest that
-// cannot be read is an error naming the property.
+// ReadBundle reads a bundle's CRDs from its properties, and which of them
+// its ClusterServiceVersion converts through a webhook
+// (CRD.ConversionWebhook; of several CSVs, the last one, as OLM v1 reads a
+// bundle). A manifest that cannot be read is an error naming the
+// property.
 func ReadBundle(props []property.Property) (Bundle, error) {
 	var b Bundle
 	var buf []byte
+	var converted []string
 	for i, p := range props {
 		if p.Type != property.TypeBundleObject {
 			continue
@@ -46,7 +50,18 @@ func ReadBundle(props []property.Property) (Bundle, error) {
 		if ok {
 			crd.JSON = bytes.Clone(crd.JSON) // it may alias buf
 			b.CRDs = append(b.CRDs, crd)
+			continue
 		}
+		names, isCSV, err := conversionCRDs(buf)
+		if err != nil {
+			return b, fmt.Errorf("properties[%d] (%s): %w", i, p.Type, err)
+		}
+		if isCSV {
+			converted = names
+		}
+	}
+	for i := range b.CRDs {
+		b.CRDs[i].ConversionWebhook = slices.Contains(converted, b.CRDs[i].Name)
 	}
 	return b, nil
 }

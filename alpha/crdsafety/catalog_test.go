@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -298,26 +299,193 @@ func TestCompareEdgeCases(t *testing.T) {
 	}
 }
 
-func TestUnhandledSummary(t *testing.T) {
+// TestConciseUnhandled: crdify's unhandled message (go-cmp's diff) worded
+// as operator-controller v1.11.0 words it; its own cases
+// (unhandled_message_test.go) restated, then go-cmp's diffs as go-cmp
+// writes them.
+func TestConciseUnhandled(t *testing.T) {
 	t.Parallel()
+	for _, tc := range []struct{ raw, want string }{
+		// operator-controller's cases.
+		{"some other error", "some other error"},
+		{"unhandled changes found :\n- Format: \"\"\n+ Format: \"email\"\n", `unhandled changes found (Format "" -> "email")`},
+		{"unhandled changes found :\n- Format: \"\"\n+ Format: \"email\"\n- Default: nil\n+ Default: \"value\"\n- Title: \"\"\n+ Title: \"Widget\"\n- Description: \"old\"\n+ Description: \"new\"\n",
+			`unhandled changes found (Format "" -> "email"; Default nil -> "value"; Title "" -> "Widget"; Description "old" -> "new")`},
+		{"unhandled changes found :\n- Default: &v1.JSONSchemaProps{}\n+ Default: &v1.JSONSchemaProps{Type: \"string\"}\n",
+			"unhandled changes found (Default <complex value> -> <complex value> (changed))"},
+		// No changed line: the head alone.
+		{"unhandled changes found", "unhandled changes found"},
+		// A value on one side only; "v1." taken out.
+		{"unhandled changes found :\n+\tXMapType: &\"atomic\",\n-\tExample: &v1.JSON{Raw: []byte(\"1\")},\n",
+			`unhandled changes found (XMapType <empty> -> &"atomic"; Example &JSON{Raw: []byte("1")} -> <empty>)`},
+	} {
+		if got := conciseUnhandled(tc.raw); got != tc.want {
+			t.Errorf("%q:\ngot  %q\nwant %q", tc.raw, got, tc.want)
+		}
+	}
 	// go-cmp writes a normal or a non-breaking space after the sign, as it
-	// pleases.
+	// pleases; lines inside a field are read too, by their own names.
 	for _, sp := range []string{" ", "\u00a0"} {
 		ctx := sp + sp // a context line's sign column and space
 		msg := "unhandled changes found :\n" + ctx + "&v1.JSONSchemaProps{\n" + ctx + "\t... // 5 identical fields\n-" + sp + "\tFormat: \"\",\n+" + sp + "\tFormat: \"email\",\n" +
 			ctx + "\tOneOf: []v1.JSONSchemaProps{\n" + ctx + "\t\t{\n-" + sp + "\t\t\tRequired: []string{\"a\"},\n" + ctx + "\t\t},\n" + ctx + "\t},\n-" + sp + "\tXMapType: nil,\n+" + sp + "\tXMapType: &\"atomic\",\n" + ctx + "}\n"
-		want := `unhandled changes found (Format "" -> "email"; OneOf changed; XMapType nil -> &"atomic")`
-		if got := unhandledSummary(msg); got != want {
+		want := `unhandled changes found (Format "" -> "email"; Required []string{"a"} -> <empty>; XMapType nil -> &"atomic")`
+		if got := conciseUnhandled(msg); got != want {
 			t.Errorf("got  %q\nwant %q", got, want)
 		}
+		// OLM v0's verdict reads the fields of JSONSchemaProps: the
+		// OneOf, not the Required inside it.
+		if !tightens("unhandled", msg) {
+			t.Error("a oneOf change can fail validation")
+		}
 	}
-	if got := unhandledSummary("unhandled changes found"); got != "unhandled changes found" {
-		t.Errorf("no diff: %q", got)
+	titles := "unhandled changes found :\n-\tTitle: \"\",\n+\tTitle: \"x\",\n\tXValidations: v1.ValidationRules{\n\t\t{\n-\t\t\tRule: \"a\",\n+\t\t\tRule: \"b\",\n\t\t},\n\t},\n"
+	if tightens("unhandled", titles) {
+		t.Error("titles and CEL rules fail no OpenAPI validation")
 	}
-	if tightens("unhandled", `unhandled changes found (XPreserveUnknownFields &true -> nil; Title "" -> "x")`) {
-		t.Error("pruning and titles fail no validation")
-	}
-	if !tightens("unhandled", `unhandled changes found (XPreserveUnknownFields &true -> nil; Format "" -> "email")`) {
+	if !tightens("unhandled", titles+"-\tFormat: \"\",\n+\tFormat: \"email\",\n") {
 		t.Error("a format can fail validation")
 	}
 }
+
+// TestOCMessage: the messages of other checks are crdify's, but for what
+// crdify writes differently from one run to the next.
+func TestOCMessage(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ check, msg, want string }{
+		{"required", "new required fields: [size ready]", "new required fields: [ready size]"},
+		{"type", `type changed : "string" -> ""`, `type changed : "string" -> ""`},
+		{"oneOf", "allowed oneOf schemas removed: [&JSONSchemaProps{Properties:map[string]JSONSchemaProps{a: {  <nil>  string   nil <nil> false 0xc000a1b2c8 false <nil>}},Pattern:0x12,}]",
+			"allowed oneOf schemas removed: [&JSONSchemaProps{Properties:map[string]JSONSchemaProps{a: {  <nil>  string   nil <nil> false 0x0 false <nil>}},Pattern:0x12,}]"},
+	} {
+		if got := ocMessage(tc.check, tc.msg); got != tc.want {
+			t.Errorf("%s %q:\ngot  %q\nwant %q", tc.check, tc.msg, got, tc.want)
+		}
+	}
+}
+
+// csvConverting is a CSV (YAML) whose conversion webhook converts the
+// given CRDs, with an admission webhook that names another CRD's group.
+func csvConverting(crds ...string) []byte {
+	var b strings.Builder
+	b.WriteString(csvYAML + "  webhookdefinitions:\n  - type: ValidatingAdmissionWebhook\n    generateName: vcrontab.example.com\n    deploymentName: cron\n    conversionCRDs: [other.stable.example.com]\n")
+	if len(crds) > 0 {
+		b.WriteString("  - type: ConversionWebhook\n    generateName: ccrontab.example.com\n    deploymentName: cron\n    containerPort: 443\n    admissionReviewVersions: [v1]\n    conversionCRDs:\n")
+		for _, c := range crds {
+			b.WriteString("    - " + c + "\n")
+		}
+	}
+	return []byte(b.String())
+}
+
+// TestReadBundleConversionWebhook: the CRDs that the bundle's CSV
+// converts through a webhook (spec.webhookdefinitions of type
+// ConversionWebhook), which OLM v1's renderer gives a webhook conversion.
+func TestReadBundleConversionWebhook(t *testing.T) {
+	t.Parallel()
+	other := oldCron()
+	other.Name = "other.stable.example.com"
+	for _, tc := range []struct {
+		name string
+		csvs [][]byte
+		want map[string]bool
+	}{
+		{"no CSV", nil, map[string]bool{}},
+		{"a CSV without conversion webhooks", [][]byte{csvConverting()}, map[string]bool{}},
+		{"a CSV converting crontabs (YAML)", [][]byte{csvConverting("crontabs.stable.example.com")}, map[string]bool{"crontabs.stable.example.com": true}},
+		{"a CSV converting crontabs (JSON)", [][]byte{yamlToJSON(t, csvConverting("crontabs.stable.example.com"))}, map[string]bool{"crontabs.stable.example.com": true}},
+		{"the last of two CSVs", [][]byte{csvConverting("crontabs.stable.example.com"), csvConverting()}, map[string]bool{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			props := []property.Property{objectProperty(t, crdJSON(t, oldCron())), objectProperty(t, crdJSON(t, other))}
+			for _, c := range tc.csvs {
+				props = append(props, objectProperty(t, c))
+			}
+			b, err := ReadBundle(props)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range b.CRDs {
+				if c.ConversionWebhook != tc.want[c.Name] {
+					t.Errorf("%s: ConversionWebhook %v, want %v", c.Name, c.ConversionWebhook, tc.want[c.Name])
+				}
+			}
+		})
+	}
+}
+
+func yamlToJSON(t testing.TB, y []byte) []byte {
+	t.Helper()
+	js, err := property.ManifestJSON(y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
+}
+
+// TestCSVConversionWebhook: a new version v2 changes a field's type; the
+// CRD's manifest declares no conversion, the new bundle's CSV declares a
+// conversion webhook for it. operator-controller's renderer applies the
+// CRD with a webhook conversion, and its preflight then does not compare
+// served versions: OLM v1 allows the update (as operator-controller
+// v1.11.0 does on the same bundles). Without the CSV's webhook, it
+// refuses it. OLM v0 applies the manifest as it is, whose schema change
+// of v1 it refuses if a resource breaks it, with or without the CSV's
+// webhook (only the manifest's own webhook makes that a warning).
+func TestCSVConversionWebhook(t *testing.T) {
+	t.Parallel()
+	c := newChecker(t)
+	newCRD := func(v1Max bool, manifestWebhook bool) *apiextensionsv1.CustomResourceDefinition {
+		crd := fooBarBaz(false, manifestWebhook)
+		v2 := crd.Spec.Versions[0].DeepCopy()
+		v2.Name, v2.Storage = "v2", false
+		spec := v2.Schema.OpenAPIV3Schema.Properties["spec"]
+		spec.Properties["foobarbaz"] = integer()
+		v2.Schema.OpenAPIV3Schema.Properties["spec"] = spec
+		crd.Spec.Versions = append(crd.Spec.Versions, *v2)
+		if v1Max {
+			s := specOf(crd, 0)
+			setField(s, "foobarbaz", func(p *apiextensionsv1.JSONSchemaProps) { p.MaxLength = ptrInt64(3) })
+			setSpec(crd, 0, s)
+		}
+		return crd
+	}
+	bundle := func(crd *apiextensionsv1.CustomResourceDefinition, csv []byte) Bundle {
+		t.Helper()
+		props := []property.Property{objectProperty(t, crdJSON(t, crd))}
+		if csv != nil {
+			props = append(props, objectProperty(t, csv))
+		}
+		b, err := ReadBundle(props)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	const name = "crontabs.stable.example.com"
+	for _, tc := range []struct {
+		name            string
+		v1Max, manifest bool
+		csv             []byte
+		v0, v1          Verdict
+		checks          []string
+	}{
+		{"v2 changes a type, no webhook", false, false, csvConverting(), "", Refuses, []string{"enum", "type"}},
+		{"v2 changes a type, the CSV converts", false, false, csvConverting(name), "", "", nil},
+		{"v2 changes a type, the manifest converts", false, true, csvConverting(), "", "", nil},
+		{"v1 tightened, the CSV converts", true, false, csvConverting(name), IfResourcesBreak, Refuses, []string{"maxLength"}},
+		{"v1 tightened, the manifest converts", true, true, csvConverting(), "", Refuses, []string{"maxLength"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ix := NewIndex()
+			ix.Add("cron", "v1", bundle(fooBarBaz(false, false), csvConverting()))
+			ix.Add("cron", "v2", bundle(newCRD(tc.v1Max, tc.manifest), tc.csv))
+			r := compareIndex(t, ix, c, "cron", "v1", "v2")
+			if v0, v1 := r.Refusals(); v0 != tc.v0 || v1 != tc.v1 || !slices.Equal(checks(r.Changes), tc.checks) {
+				t.Errorf("refusals %q %q, checks %v; want %q %q %v:\n%s", v0, v1, checks(r.Changes), tc.v0, tc.v1, tc.checks, report(r.Changes))
+			}
+		})
+	}
+}
+
+func ptrInt64(n int64) *int64 { return &n }

@@ -65,7 +65,14 @@ type Checker struct {
 	limits     Limits
 
 	mu    sync.Mutex
-	pairs map[[2]Digest]*pairResult
+	pairs map[pairKey]*pairResult
+}
+
+// pairKey identifies a comparison: the two manifests, and whether OLM v1
+// renders the new one with a webhook conversion (CRD.ConversionWebhook).
+type pairKey struct {
+	old, new Digest
+	webhook  bool
 }
 
 // Limits bound the work of comparing one pair of CRD manifests.
@@ -114,7 +121,7 @@ func NewCheckerWithLimits(limits Limits) (*Checker, error) {
 		crd:        crdvalidator.New(crdvalidator.WithComparators(validations.ComparatorsForValidations[apiextensionsv1.CustomResourceDefinition](list...)...)),
 		properties: validations.ComparatorsForValidations[apiextensionsv1.JSONSchemaProps](list...),
 		limits:     limits,
-		pairs:      map[[2]Digest]*pairResult{},
+		pairs:      map[pairKey]*pairResult{},
 	}, nil
 }
 
@@ -133,7 +140,7 @@ func (c *Checker) Compare(ctx context.Context, old, new []CRD) ([]Change, error)
 	var out []Change
 	for _, n := range new {
 		o := byName[n.Name]
-		if o == nil || o.Digest == n.Digest {
+		if o == nil || o.Digest == n.Digest && !hasOneOf(n.JSON) {
 			continue
 		}
 		cs, err := c.pair(ctx, *o, n)
@@ -147,7 +154,7 @@ func (c *Checker) Compare(ctx context.Context, old, new []CRD) ([]Change, error)
 }
 
 func (c *Checker) pair(ctx context.Context, old, new CRD) ([]Change, error) {
-	key := [2]Digest{old.Digest, new.Digest}
+	key := pairKey{old.Digest, new.Digest, new.ConversionWebhook}
 	for {
 		c.mu.Lock()
 		p, ok := c.pairs[key]
@@ -201,7 +208,7 @@ func (c *Checker) compare(ctx context.Context, oldCRD, newCRD CRD) ([]Change, er
 		return []Change{at}, nil
 	}
 	oldJS, err := canonjson.Canonicalize(oldCRD.JSON)
-	if err != nil || bytes.Equal(oldJS, newJS) {
+	if err != nil || bytes.Equal(oldJS, newJS) && !hasOneOf(newJS) {
 		// The same CRD, written another way; or an old CRD that could
 		// never have been applied: nothing on a cluster to compare with.
 		return nil, nil
@@ -218,7 +225,7 @@ func (c *Checker) compare(ctx context.Context, oldCRD, newCRD CRD) ([]Change, er
 		return nil, nil
 	}
 	w := &budget{ctx: ctx, left: c.limits.SchemaBytes}
-	res, err := c.run(w, old, nw, oldSchemas, newSchemas)
+	res, err := c.run(w, old, nw, oldSchemas, newSchemas, newCRD.ConversionWebhook)
 	if err != nil {
 		if w.err != nil && w.err != errLimit {
 			return nil, w.err // ctx's
@@ -304,6 +311,9 @@ func changes(at Change, old, nw *apiextensionsv1.CustomResourceDefinition, res r
 			out = append(out, ch)
 		}
 	}
+	// OLM v0's CRD step applies the manifest as it is: a webhook that the
+	// CSV declares (CRD.ConversionWebhook) is set after it, when the CSV is
+	// installed, and does not make a failed validation a warning.
 	webhook := nw.Spec.Conversion != nil && nw.Spec.Conversion.Strategy == apiextensionsv1.WebhookConverter
 	removed := map[string]bool{} // version + field of removed fields
 	for _, r := range res.crd {
@@ -341,8 +351,8 @@ func changes(at Change, old, nw *apiextensionsv1.CustomResourceDefinition, res r
 			for _, r := range pr.ComparisonResults {
 				for _, msg := range r.Errors {
 					ch := at
-					ch.Version, ch.Field, ch.Check, ch.Message, ch.V1 = vr.version, pr.Property, r.Name, tidyMessage(r.Name, msg), Refuses
-					if servedBoth && !webhook && tightens(r.Name, ch.Message) {
+					ch.Version, ch.Field, ch.Check, ch.Message, ch.V1 = vr.version, pr.Property, r.Name, ocMessage(r.Name, msg), Refuses
+					if servedBoth && !webhook && tightens(r.Name, msg) {
 						// validateV1CRDCompatibility validates existing
 						// resources of versions served before and after.
 						ch.V0 = IfResourcesBreak
@@ -363,7 +373,7 @@ func changes(at Change, old, nw *apiextensionsv1.CustomResourceDefinition, res r
 			for _, r := range pr.ComparisonResults {
 				for _, msg := range r.Errors {
 					ch := at
-					ch.Version, ch.Field, ch.Check, ch.Message, ch.V1 = vr.version, pr.Property, r.Name, tidyMessage(r.Name, msg), Refuses
+					ch.Version, ch.Field, ch.Check, ch.Message, ch.V1 = vr.version, pr.Property, r.Name, ocMessage(r.Name, msg), Refuses
 					out = append(out, ch)
 				}
 			}
@@ -435,9 +445,11 @@ func (w *budget) step() { w.spend(0) }
 // run runs crdify's validations on the old and the new CRD, as its
 // runner.Run does (see Checker), turning a panic of crdify on an unusual
 // CRD into an error. old and nw have no schemas: oldSchemas and
-// newSchemas hold them, by version, as canonical JSON. The error is w's
-// context's when it was done, or says why the CRDs cannot be compared.
-func (c *Checker) run(w *budget, old, nw *apiextensionsv1.CustomResourceDefinition, oldSchemas, newSchemas map[string][]byte) (res results, err error) {
+// newSchemas hold them, by version, as canonical JSON. webhook says OLM
+// v1 applies nw with a webhook conversion, which its manifest may not say
+// (CRD.ConversionWebhook). The error is w's context's when it was done,
+// or says why the CRDs cannot be compared.
+func (c *Checker) run(w *budget, old, nw *apiextensionsv1.CustomResourceDefinition, oldSchemas, newSchemas map[string][]byte, webhook bool) (res results, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("crdify could not compare the CRDs: %v", p)
@@ -509,10 +521,11 @@ func (c *Checker) run(w *budget, old, nw *apiextensionsv1.CustomResourceDefiniti
 		return stopped(res.same[len(res.same)-1].version, NotChecked) // where it stopped
 	}
 	// Served versions (crdify's validators/version/served, with
-	// ConversionPolicyIgnore): skipped when the new CRD converts through a
-	// webhook; else each pair of served versions of the new CRD, less what
-	// the same pair of the old CRD already reported.
-	if nw.Spec.Conversion != nil && nw.Spec.Conversion.Strategy == apiextensionsv1.WebhookConverter {
+	// ConversionPolicyIgnore): skipped when the new CRD, as OLM v1 renders
+	// it, converts through a webhook; else each pair of served versions of
+	// the new CRD, less what the same pair of the old CRD already
+	// reported.
+	if webhook || nw.Spec.Conversion != nil && nw.Spec.Conversion.Strategy == apiextensionsv1.WebhookConverter {
 		return res, nil
 	}
 	unchanged := func(name string) bool {
@@ -531,7 +544,7 @@ func (c *Checker) run(w *budget, old, nw *apiextensionsv1.CustomResourceDefiniti
 		for i, a := range served {
 			for _, b := range served[i+1:] {
 				had := oldServed[a] && oldServed[b]
-				if had && unchanged(a) && unchanged(b) {
+				if had && unchanged(a) && unchanged(b) && !hasOneOf(newSchemas[a]) && !hasOneOf(newSchemas[b]) {
 					continue
 				}
 				if !fn(a, b, had) {
@@ -597,6 +610,18 @@ func (c *Checker) run(w *budget, old, nw *apiextensionsv1.CustomResourceDefiniti
 	}
 	return res, nil
 }
+
+// hasOneOf reports whether a CRD or a schema (JSON) may have a oneOf.
+// crdify's oneOf check writes a oneOf's schemas with their String(),
+// which prints the properties inside them with %v: pointers as their
+// addresses, which differ between the old CRD and the new one, even when
+// they are the same. So the issues the old CRD had between two served
+// versions are not left out when their messages hold addresses, and an
+// update that changes nothing there (the same CRD, byte for byte, too) is
+// refused, by crdify's runner and by operator-controller: a CRD with a
+// oneOf is compared whole, and the issues of its served versions that
+// the old CRD had subtracted as crdify does, by their messages.
+func hasOneOf(js []byte) bool { return bytes.Contains(js, []byte(`"oneOf"`)) }
 
 // servedVersions are the names of a CRD's served versions, each once, in
 // Kubernetes' version order, as crdify orders them.
@@ -730,8 +755,17 @@ func (c *Checker) compareTrees(w *budget, a, b *schemaTree, served bool, only ma
 		n := &a.nodes[i]
 		var sb *apiextensionsv1.JSONSchemaProps
 		switch {
-		case inB && a.own[i] == b.own[j]:
+		case inB && a.own[i] == b.own[j] && !n.oneOf:
 			continue // the same, but maybe for the description, not enforced
+		case inB && a.own[i] == b.own[j]:
+			// The same, but maybe for the description: crdify compares
+			// the node when that differs (below), and its oneOf check may
+			// then report the oneOf changed, when the oneOf's schemas
+			// print pointer addresses (ocMessage).
+			var err error
+			if sb, err = w.decode(b, j); err != nil {
+				return f, err
+			}
 		case inB:
 			var err error
 			if sb, err = w.decode(b, j); err != nil {
@@ -861,14 +895,17 @@ func removedFields(a, b *schemaTree) (above []bool, outermost []int32) {
 }
 
 // subtract removes from found the errors that known has for the same
-// property and check (crdify's subtractExistingIssues), comparing tidied
-// messages, which do not depend on map order.
+// property and check (crdify's subtractExistingIssues), comparing their
+// messages as crdify does, but for the lists of new required fields,
+// which crdify writes in map order, and which are compared sorted (see
+// ocMessage), and for oneOf messages that hold pointer addresses, which
+// are never the same in crdify's (see hasOneOf).
 func subtract(found, known []validations.PropertyComparisonResult) []validations.PropertyComparisonResult {
 	had := map[string]bool{}
 	for _, p := range known {
 		for _, r := range p.ComparisonResults {
 			for _, e := range r.Errors {
-				had[p.Property+"\x00"+r.Name+"\x00"+tidyMessage(r.Name, e)] = true
+				had[p.Property+"\x00"+r.Name+"\x00"+sameIssue(r.Name, e)] = true
 			}
 		}
 	}
@@ -877,7 +914,15 @@ func subtract(found, known []validations.PropertyComparisonResult) []validations
 		q := validations.PropertyComparisonResult{Property: p.Property}
 		for _, r := range p.ComparisonResults {
 			r.Errors = slices.DeleteFunc(slices.Clone(r.Errors), func(e string) bool {
-				return had[p.Property+"\x00"+r.Name+"\x00"+tidyMessage(r.Name, e)]
+				if r.Name == "oneOf" && holdsAddress(e) {
+					// Never the old CRD's: crdify's addresses are those
+					// of the new CRD's schemas and of the old one's,
+					// which are live at once; ours may be the same
+					// when the old CRD's are decoded into memory the
+					// collector took back from the new one's.
+					return false
+				}
+				return had[p.Property+"\x00"+r.Name+"\x00"+sameIssue(r.Name, e)]
 			})
 			q.ComparisonResults = append(q.ComparisonResults, r)
 		}
@@ -936,7 +981,7 @@ func parent(field string) string {
 // NewSchemaValidator): not a default or a description, nor a pattern or
 // null constraint lifted, nor a change crdify does not classify that only
 // touches what that validation ignores (titles and examples; pruning,
-// list and map types, CEL rules).
+// list and map types, CEL rules). msg is crdify's message, as it is.
 func tightens(check, msg string) bool {
 	switch check {
 	case "default", "description":
@@ -946,13 +991,16 @@ func tightens(check, msg string) bool {
 	case "nullable":
 		return strings.HasPrefix(msg, "nullable removed")
 	case "unhandled":
-		_, list, ok := strings.Cut(msg, "(")
+		_, diff, ok := strings.Cut(msg, "\n")
 		if !ok {
 			return true
 		}
-		for _, part := range strings.Split(strings.TrimSuffix(list, ")"), "; ") {
-			name, _, _ := strings.Cut(part, " ")
-			switch name {
+		parts := unhandledParts(diff)
+		if len(parts) == 0 {
+			return true
+		}
+		for _, p := range parts {
+			switch p.field {
 			case "Title", "Example", "ExternalDocs", "ID", "Schema", "XPreserveUnknownFields", "XMapType", "XListType", "XListMapKeys", "XValidations":
 			default:
 				return true
@@ -963,43 +1011,167 @@ func tightens(check, msg string) bool {
 	return true
 }
 
-// tidyMessage makes crdify's messages stable: the new required fields
-// come in map order, and an unhandled change is reported as go-cmp's
-// diff, whose spacing go-cmp varies on purpose. They become a sorted list
-// and "field old -> new" pairs.
-func tidyMessage(check, msg string) string {
+// ocMessage words crdify's message as operator-controller v1.11.0's
+// preflight does (crdupgradesafety.go): an unhandled change trimmed to
+// the fields go-cmp's diff shows changed (conciseUnhandled); the others
+// as crdify writes them, but for two things crdify writes differently
+// from one run to the next: the new required fields, which crdify lists
+// in map order, are sorted (one of crdify's orders); and the addresses
+// that crdify's oneOf messages may hold (the Go structs inside a oneOf's
+// schemas, printed with %v) are written 0x0.
+func ocMessage(check, msg string) string {
 	switch check {
 	case "required":
-		if head, list, ok := strings.Cut(msg, "["); ok {
-			names := strings.Fields(strings.TrimSuffix(list, "]"))
-			slices.Sort(names)
-			return head + "[" + strings.Join(names, " ") + "]"
-		}
+		return sortedRequired(msg)
 	case "unhandled":
-		return unhandledSummary(msg)
+		return conciseUnhandled(msg)
+	case "oneOf":
+		return maskAddresses(msg)
 	}
 	return msg
 }
 
-// unhandledSummary turns crdify's "unhandled changes found :" followed by
-// go-cmp's diff of two JSONSchemaProps into "unhandled changes found
-// (Format "" -> "email"; OneOf changed)": the schema's fields that changed,
-// with their old and new values when each fits on one line.
-func unhandledSummary(msg string) string {
-	head, diff, ok := strings.Cut(msg, "\n")
+// sameIssue is what subtract compares of a message: crdify's message,
+// the new required fields sorted (crdify compares them in map order, so
+// that it may or may not leave out the same issue from one run to the
+// next).
+func sameIssue(check, msg string) string {
+	if check == "required" {
+		return sortedRequired(msg)
+	}
+	return msg
+}
+
+func sortedRequired(msg string) string {
+	head, list, ok := strings.Cut(msg, "[")
 	if !ok {
 		return msg
 	}
-	head = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(head), ":"))
-	parts := unhandledParts(diff)
-	if len(parts) == 0 {
+	names := strings.Fields(strings.TrimSuffix(list, "]"))
+	slices.Sort(names)
+	return head + "[" + strings.Join(names, " ") + "]"
+}
+
+// holdsAddress reports whether msg holds a pointer address fmt printed.
+func holdsAddress(msg string) bool { return maskAddresses(msg) != msg }
+
+// maskAddresses writes 0x0 for each pointer address fmt printed in msg
+// (0x and at least 8 hexadecimal digits).
+func maskAddresses(msg string) string {
+	if !strings.Contains(msg, "0x") {
+		return msg
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(msg, "0x")
+		if i < 0 {
+			b.WriteString(msg)
+			return b.String()
+		}
+		j := i + 2
+		for j < len(msg) && (msg[j] >= '0' && msg[j] <= '9' || msg[j] >= 'a' && msg[j] <= 'f') {
+			j++
+		}
+		b.WriteString(msg[:i])
+		if j-i-2 >= 8 && (i == 0 || !isHexOrIdent(msg[i-1])) {
+			b.WriteString("0x0")
+		} else {
+			b.WriteString(msg[i:j])
+		}
+		msg = msg[j:]
+	}
+}
+
+func isHexOrIdent(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
+}
+
+// conciseUnhandled is crdify's "unhandled changes found :" followed by
+// go-cmp's diff of two JSONSchemaProps, as operator-controller v1.11.0
+// words it (conciseUnhandledMessage): "unhandled changes found (F old ->
+// new; ...)", with one entry per name that a changed line of the diff
+// (one starting with - or +, at any depth) gives before its first colon,
+// in the order the names first appear; its value the last such line's of
+// each sign, trimmed, "v1." taken out, a value that names JSONSchemaProps
+// written "<complex value>", a missing one "<empty>"; an entry whose two
+// values are the same left out, or said "(changed)" when only their
+// untrimmed text differs.
+func conciseUnhandled(msg string) string {
+	const head = "unhandled changes found"
+	if !strings.Contains(msg, head) {
+		return msg
+	}
+	type value struct {
+		set       bool
+		word, raw string
+	}
+	type entry struct{ before, after value }
+	var order []string
+	entries := map[string]*entry{}
+	for _, line := range strings.Split(msg, "\n") {
+		line = strings.TrimSpace(line)
+		if len(line) < 2 || line[0] != '-' && line[0] != '+' {
+			continue
+		}
+		rest := strings.TrimSpace(line[1:])
+		rest = strings.TrimSpace(strings.TrimPrefix(rest, "\t"))
+		rest = strings.TrimSuffix(rest, ",")
+		name, raw, ok := strings.Cut(rest, ":")
+		name, raw = strings.TrimSpace(name), strings.TrimSpace(raw)
+		if !ok || name == "" {
+			continue
+		}
+		e := entries[name]
+		if e == nil {
+			e = &entry{}
+			entries[name] = e
+			order = append(order, name)
+		}
+		v := value{set: true, word: unhandledWord(raw), raw: raw}
+		if line[0] == '-' {
+			e.before = v
+		} else {
+			e.after = v
+		}
+	}
+	var details []string
+	for _, name := range order {
+		e := entries[name]
+		if e.before.word == e.after.word && e.before.raw == e.after.raw {
+			continue
+		}
+		before, after := e.before.word, e.after.word
+		if !e.before.set {
+			before = "<empty>"
+		}
+		if !e.after.set {
+			after = "<empty>"
+		}
+		if e.before.word == e.after.word {
+			after += " (changed)"
+		}
+		details = append(details, name+" "+before+" -> "+after)
+	}
+	if len(details) == 0 {
 		return head
 	}
-	texts := make([]string, len(parts))
-	for i, p := range parts {
-		texts[i] = p.text
+	return head + " (" + strings.Join(details, "; ") + ")"
+}
+
+// unhandledWord is how conciseUnhandled writes a value of go-cmp's diff.
+func unhandledWord(raw string) string {
+	v := strings.TrimSpace(strings.TrimSuffix(raw, ","))
+	switch v {
+	case "":
+		return "<empty>"
+	case `""`:
+		return v
 	}
-	return fmt.Sprintf("%s (%s)", head, strings.Join(texts, "; "))
+	v = strings.ReplaceAll(v, "v1.", "")
+	if strings.Contains(v, "JSONSchemaProps") {
+		return "<complex value>"
+	}
+	return v
 }
 
 // unhandledPart is one field of JSONSchemaProps that go-cmp's diff shows

@@ -318,24 +318,42 @@ func operatorControllerCases() []ocCase {
 			notWant:    []string{"enum"},
 		},
 		{
-			name: "complex breaking changes: type dropped, nullable added, oneOf added",
-			old:  func() *apiextensionsv1.CustomResourceDefinition { return gateway(false) },
-			new:  func() *apiextensionsv1.CustomResourceDefinition { return gateway(true) },
-			// crdify v0.6.0 has no oneOf validation (operator-controller's
-			// newer pin does): the oneOf change is "unhandled", refused too.
-			wantChecks: []string{"nullable", "type", "unhandled"},
-			want:       []string{`type: type changed : "object" -> ""`, "nullable: nullable added : false -> true", "unhandled changes found (OneOf changed)"},
+			name:       "complex breaking changes: type dropped, nullable added, oneOf added",
+			old:        func() *apiextensionsv1.CustomResourceDefinition { return gateway(false) },
+			new:        func() *apiextensionsv1.CustomResourceDefinition { return gateway(true) },
+			wantChecks: []string{"nullable", "oneOf", "type"},
+			want:       []string{`type: type changed : "object" -> ""`, "nullable: nullable added : false -> true", "oneOf: oneOf constraint added when there was none previously: [&JSONSchemaProps{"},
 		},
 		{
 			name: "oneOf removed",
 			old:  func() *apiextensionsv1.CustomResourceDefinition { return tls(true) },
 			new:  func() *apiextensionsv1.CustomResourceDefinition { return tls(false) },
-			// Refused as operator-controller refuses it ("allowed oneOf
-			// schemas removed" there).
 			// crdify walks oneOf's schemas as fields, so they are also
 			// removed fields (there too).
-			wantChecks: []string{"existingFieldRemoval", "unhandled"},
-			want:       []string{"unhandled changes found (OneOf changed)", "v1beta1 ^.spec.tls.oneOf[0]: existingFieldRemoval"},
+			wantChecks: []string{"existingFieldRemoval", "oneOf"},
+			want:       []string{"oneOf: allowed oneOf schemas removed: [", "v1beta1 ^.spec.tls.oneOf[0]: existingFieldRemoval"},
+		},
+		{
+			name:       "oneOf added to an existing property",
+			old:        func() *apiextensionsv1.CustomResourceDefinition { return tls(false) },
+			new:        func() *apiextensionsv1.CustomResourceDefinition { return tls(true) },
+			wantChecks: []string{"oneOf"},
+			want:       []string{"v1beta1 ^.spec.tls: oneOf: oneOf constraint added when there was none previously"},
+			notWant:    []string{"unhandled", "type:"},
+		},
+		{
+			name: "a oneOf schema added",
+			old:  func() *apiextensionsv1.CustomResourceDefinition { return tls(true) },
+			new: func() *apiextensionsv1.CustomResourceDefinition {
+				crd := tls(true)
+				p := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["tls"]
+				p.OneOf = append(p.OneOf, apiextensionsv1.JSONSchemaProps{Required: []string{"mode"}})
+				crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["tls"] = p
+				return crd
+			},
+			wantChecks: []string{"oneOf"},
+			want:       []string{"v1beta1 ^.spec.tls: oneOf: allowed oneOf schemas added: [&JSONSchemaProps{"},
+			notWant:    []string{"unhandled"},
 		},
 		{
 			name:       "unhandled change: a format added",
@@ -493,4 +511,83 @@ func referenceChanges(t testing.TB, oldCRD, newCRD CRD) []Change {
 	cs := changes(Change{CRD: newCRD.Name}, old, nw, res)
 	sortChanges(cs)
 	return cs
+}
+
+// TestOneOfPointerAddresses: crdify's oneOf check compares a oneOf's
+// schemas by their String(), which prints the properties inside them
+// with %v, pointers (a maxLength) as their addresses: the old and the new
+// CRD's never match, and a node whose oneOf's schemas have such
+// properties is reported changed whenever crdify compares it, for a
+// description too (operator-controller v1.11.0 refuses this update; the
+// same with a pattern, a string, it allows), and the issues of served
+// versions are never the old CRD's. The addresses are written 0x0.
+func TestOneOfPointerAddresses(t *testing.T) {
+	t.Parallel()
+	c := newChecker(t)
+	crd := func(constraint apiextensionsv1.JSONSchemaProps, description string) *apiextensionsv1.CustomResourceDefinition {
+		spec := apiextensionsv1.JSONSchemaProps{Type: "object", Description: description,
+			Properties: props("a", str(), "b", str()),
+			OneOf:      []apiextensionsv1.JSONSchemaProps{{Properties: props("a", constraint)}, {Required: []string{"b"}}}}
+		out := oldCron()
+		out.Spec.Versions = []apiextensionsv1.CustomResourceDefinitionVersion{ver("v1", true, true, spec)}
+		return out
+	}
+	maxLength := apiextensionsv1.JSONSchemaProps{MaxLength: ptr.To[int64](3)}
+	got := compareCRDs(t, c, []CRD{toCRD(t, crd(maxLength, "one"))}, []CRD{toCRD(t, crd(maxLength, "two"))})
+	if len(got) != 1 || got[0].Check != "oneOf" || got[0].Field != "^.spec" || !strings.Contains(got[0].Message, "allowed oneOf schemas removed: [") ||
+		!strings.Contains(got[0].Message, " 0x0 ") || got[0].V1 != Refuses {
+		t.Errorf("a description changed beside a oneOf holding a maxLength:\n%s", report(got))
+	}
+	pattern := apiextensionsv1.JSONSchemaProps{Pattern: "x"}
+	if got := compareCRDs(t, c, []CRD{toCRD(t, crd(pattern, "one"))}, []CRD{toCRD(t, crd(pattern, "two"))}); len(got) != 0 {
+		t.Errorf("a description changed beside a oneOf holding a pattern:\n%s", report(got))
+	}
+	// The issues the old CRD had between two served versions are left out
+	// by their messages, which hold different addresses: the same CRD,
+	// byte for byte, is refused when v2 adds such a oneOf to v1's schema
+	// (as operator-controller v1.11.0 refuses it).
+	twoVersions := func(constraint apiextensionsv1.JSONSchemaProps) CRD {
+		v2 := crd(constraint, "")
+		v1 := v2.Spec.Versions[0].DeepCopy()
+		spec := v1.Schema.OpenAPIV3Schema.Properties["spec"]
+		spec.OneOf = nil
+		v1.Schema.OpenAPIV3Schema.Properties["spec"] = spec
+		v2.Spec.Versions[0].Name = "v2"
+		v1.Storage = false
+		v2.Spec.Versions = append([]apiextensionsv1.CustomResourceDefinitionVersion{*v1}, v2.Spec.Versions...)
+		return toCRD(t, v2)
+	}
+	same := twoVersions(maxLength)
+	got = compareCRDs(t, c, []CRD{same}, []CRD{same})
+	if len(got) != 1 || got[0].Version != "v1 -> v2" || got[0].Check != "oneOf" || got[0].V1 != Refuses ||
+		!strings.HasPrefix(got[0].Message, "oneOf constraint added when there was none previously: [") {
+		t.Errorf("the same CRD, whose v2 adds a oneOf holding a maxLength:\n%s", report(got))
+	}
+	same = twoVersions(pattern)
+	if got := compareCRDs(t, c, []CRD{same}, []CRD{same}); len(got) != 0 {
+		t.Errorf("the same CRD, whose v2 adds a oneOf holding a pattern:\n%s", report(got))
+	}
+}
+
+// TestSubtractOneOfAddresses: a oneOf issue whose message holds pointer
+// addresses is never one the old CRD had (crdify's addresses are of the
+// old and the new CRD's schemas, live at once), even when the same
+// address was printed for both, as can happen to ours when the old
+// CRD's schemas are decoded into memory freed from the new one's. An
+// issue without addresses is left out when the old CRD had it.
+func TestSubtractOneOfAddresses(t *testing.T) {
+	t.Parallel()
+	issue := func(msg string) []validations.PropertyComparisonResult {
+		return []validations.PropertyComparisonResult{{Property: "^.spec", ComparisonResults: []validations.ComparisonResult{{Name: "oneOf", Errors: []string{msg}}}}}
+	}
+	withAddress := "oneOf constraint added when there was none previously: [&JSONSchemaProps{MaxLength:0xc000a1b2c8,}]"
+	got := subtract(issue(withAddress), issue(withAddress))
+	if len(got) != 1 || len(got[0].ComparisonResults) != 1 || !slices.Equal(got[0].ComparisonResults[0].Errors, []string{withAddress}) {
+		t.Errorf("an issue whose message holds an address was left out: %+v", got)
+	}
+	without := "oneOf constraint added when there was none previously: [&JSONSchemaProps{Pattern:x,}]"
+	got = subtract(issue(without), issue(without))
+	if len(got) != 1 || len(got[0].ComparisonResults) != 1 || len(got[0].ComparisonResults[0].Errors) != 0 {
+		t.Errorf("an issue the old CRD had was kept: %+v", got)
+	}
 }

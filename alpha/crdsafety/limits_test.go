@@ -265,40 +265,44 @@ func TestWhoNotChecked(t *testing.T) {
 
 // TestUnhandledDeepLists: go-cmp's diff costs fourfold more with each list
 // of schemas nested in another (3.6 s for 10); past maxListNest, the
-// unhandled change is summarised without go-cmp's diff of the deep
-// fields: as tidyMessage summarises that diff when it does not fit on one
-// line ("AnyOf changed"), the other fields as go-cmp shows them. Here
-// crdify's own diff (5 lists deep, a few milliseconds) gives the same.
+// unhandled change is written without go-cmp's diff of the deep fields:
+// "AnyOf <nested too deep to diff> -> <nested too deep to diff>
+// (changed)", the other fields
+// as go-cmp's diff shows them. Up to maxListNest, it is crdify's own.
 func TestUnhandledDeepLists(t *testing.T) {
 	t.Parallel()
 	c := newChecker(t)
-	chain := func(format string, maxLength int64) *apiextensionsv1.JSONSchemaProps {
+	chain := func(format string, maxLength int64, n int) *apiextensionsv1.JSONSchemaProps {
 		s := &apiextensionsv1.JSONSchemaProps{Type: "string", MaxLength: &maxLength}
-		for range 5 {
+		for range n {
 			s = &apiextensionsv1.JSONSchemaProps{Type: "object", AnyOf: []apiextensionsv1.JSONSchemaProps{*s}}
 		}
 		s.Format = format
 		s.XValidations = apiextensionsv1.ValidationRules{{Rule: "self.size() > 0"}}
 		return s
 	}
-	a, b := chain("", 1), chain("email", 2)
-	if n, _ := schemaShape(a); n != 5 {
-		t.Fatalf("schemaShape: %d lists deep, want 5", n)
-	}
 	summary := func(rs []validations.ComparisonResult) string {
 		for _, r := range rs {
 			if r.Name == "unhandled" && len(r.Errors) == 1 {
-				return tidyMessage(r.Name, r.Errors[0])
+				return ocMessage(r.Name, r.Errors[0])
 			}
 		}
 		return ""
 	}
+	a, b := chain("", 1, 3), chain("email", 2, 3)
 	want := summary(validations.CompareProperties(a, b, config.EnforcementPolicyError, c.properties...))
-	if want != `unhandled changes found (Format "" -> "email"; AnyOf changed)` {
+	if want != `unhandled changes found (Format "" -> "email"; MaxLength &1 -> &2)` {
 		t.Fatalf("crdify says %q", want)
 	}
-	if got := summary(c.compareProperties(a, b, 5)); got != want {
+	if got := summary(c.compareProperties(a, b, 3)); got != want {
 		t.Errorf("compareProperties says %q, crdify %q", got, want)
+	}
+	a, b = chain("", 1, 5), chain("email", 2, 5)
+	if n, _ := schemaShape(a); n != 5 {
+		t.Fatalf("schemaShape: %d lists deep, want 5", n)
+	}
+	if got := summary(c.compareProperties(a, b, 5)); got != `unhandled changes found (Format "" -> "email"; AnyOf <nested too deep to diff> -> <nested too deep to diff> (changed))` {
+		t.Errorf("5 lists deep: %q", got)
 	}
 	// Deeper, without asking go-cmp: linear.
 	deep := func(maxLength int64) *apiextensionsv1.JSONSchemaProps {
@@ -308,7 +312,70 @@ func TestUnhandledDeepLists(t *testing.T) {
 		}
 		return s
 	}
-	if got := summary(c.compareProperties(deep(1), deep(2), 300)); got != "unhandled changes found (AllOf changed)" {
+	if got := summary(c.compareProperties(deep(1), deep(2), 300)); got != "unhandled changes found (AllOf <nested too deep to diff> -> <nested too deep to diff> (changed))" {
 		t.Errorf("300 lists deep: %q", got)
+	}
+}
+
+// TestUnhandledDeepListsServed: an unhandled change between two served
+// versions whose lists of schemas nest past maxListNest is left out when
+// the old CRD had it, with the same values, as crdify leaves it out (the
+// same go-cmp diff); and kept when the old CRD's values were others,
+// though the message, without go-cmp's diff of them, reads the same.
+func TestUnhandledDeepListsServed(t *testing.T) {
+	t.Parallel()
+	c := newChecker(t)
+	deep := func(maxLength int64) apiextensionsv1.JSONSchemaProps {
+		s := apiextensionsv1.JSONSchemaProps{Type: "string", MaxLength: &maxLength}
+		for range 5 {
+			s = apiextensionsv1.JSONSchemaProps{Type: "object", AnyOf: []apiextensionsv1.JSONSchemaProps{s}}
+		}
+		return s
+	}
+	crd := func(v1, v2 int64, extra bool) CRD {
+		x := oldCron()
+		for i, n := range []int64{v1, v2} {
+			s := specOf(x, i)
+			s.Properties["deep"] = deep(n)
+			if extra {
+				s.Properties["extra"] = str()
+			}
+			setSpec(x, i, s)
+		}
+		return toCRD(t, x)
+	}
+	// The unhandled change of ^.spec.deep between v1 and v2, if any
+	// (crdify also compares the schemas inside its anyOf).
+	deepChange := func(cs []Change) (Change, int) {
+		var out Change
+		n := 0
+		for _, c := range cs {
+			if c.Version == "v1 -> v2" {
+				n++
+				if c.Field == "^.spec.deep" {
+					out = c
+				}
+			}
+		}
+		return out, n
+	}
+	const msg = "unhandled changes found (AnyOf <nested too deep to diff> -> <nested too deep to diff> (changed))"
+	for _, tc := range []struct {
+		name     string
+		old, new CRD
+		want     bool // the change of ^.spec.deep between v1 and v2 is reported
+	}{
+		{"the old CRD's issue, the same values", crd(1, 2, false), crd(1, 2, true), false},
+		{"the old CRD's values were others", crd(1, 2, false), crd(1, 3, false), true},
+	} {
+		got := compareOne(t, c, tc.old, tc.new)
+		want := referenceChanges(t, tc.old, tc.new)
+		if !sameChanges(got, want) {
+			t.Errorf("%s:\nChecker:\n%s\ncrdify:\n%s", tc.name, report(got), report(want))
+		}
+		d, n := deepChange(got)
+		if !tc.want && n != 0 || tc.want && (d.Check != "unhandled" || d.V1 != Refuses || d.Message != msg) {
+			t.Errorf("%s: between v1 and v2:\n%s", tc.name, report(got))
+		}
 	}
 }

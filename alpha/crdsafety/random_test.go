@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/fastopm/fastopm/internal/testutil"
@@ -37,17 +38,30 @@ func TestSameAnswerRandom(t *testing.T) {
 		got := compareOne(t, c, o, n)
 		want := referenceChanges(t, o, n)
 		for range 15 {
-			if slices.Equal(got, want) {
+			if sameChanges(got, want) {
 				break
 			}
 			want = referenceChanges(t, o, n)
 		}
-		if !slices.Equal(got, want) {
+		if !sameChanges(got, want) {
 			t.Fatalf("seed %d:\nold: %s\nnew: %s\nonly the Checker's:\n%sonly crdify's:\n%s", seed, oldJS, newJS,
 				report(slices.DeleteFunc(slices.Clone(got), func(c Change) bool { return slices.Contains(want, c) })),
 				report(slices.DeleteFunc(slices.Clone(want), func(c Change) bool { return slices.Contains(got, c) })))
 		}
 	}
+}
+
+// sameChanges reports whether the Checker's changes are crdify's: the
+// same, but for an unhandled change of a property whose lists of schemas
+// nest past maxListNest, which the Checker words without go-cmp's diff of
+// them (unhandledWithoutDeepDiff): its message is not compared.
+func sameChanges(got, want []Change) bool {
+	return slices.EqualFunc(got, want, func(g, w Change) bool {
+		if g.Check == "unhandled" && strings.Contains(g.Message, deepValue) {
+			g.Message = w.Message
+		}
+		return g == w
+	})
 }
 
 func manifest(t testing.TB, js []byte) CRD {

@@ -153,6 +153,11 @@ type snode struct {
 	// is the items member's value when it is not an object.
 	items    int32
 	itemsRaw span
+	// oneOf says the node has a oneOf list, which crdify's oneOf check
+	// compares by the schemas' String(), which may hold pointer
+	// addresses: then it reports a change whenever the node is compared,
+	// even for a description (see compareTrees).
+	oneOf bool
 
 	// shallow is the node decoded for comparison, once; ownLen the length
 	// of the JSON decoded; valid says it decodes (schemaTree.errs says
@@ -396,6 +401,7 @@ func (p *treeParser) node(i int, parent int32, seg string, kind, depth int) (int
 				t.nodes[idx].cut[1] = span{int32(j), int32(vEnd)}
 			case "allOf", "anyOf", "oneOf":
 				if js[v] == '[' {
+					t.nodes[idx].oneOf = t.nodes[idx].oneOf || string(name) == "oneOf"
 					vEnd = p.elements(v, "."+string(name), kindOf(string(name)), &m)
 				} else {
 					vEnd = canonjson.SkipValue(js, v)

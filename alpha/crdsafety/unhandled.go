@@ -1,8 +1,11 @@
 package crdsafety
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"reflect"
-	"slices"
 	"strings"
 
 	"github.com/google/go-cmp/cmp"
@@ -27,11 +30,11 @@ var schemaFields = []string{"AllOf", "OneOf", "AnyOf", "Not", "AdditionalPropert
 // compareProperties is crdify's CompareProperties(a, b), with operator-
 // controller's enforcement; nest is how deep lists of schemas nest in a
 // or b. Past maxListNest, the unhandled check leaves out of go-cmp's diff
-// the fields that nest them deeper, and says "AnyOf changed" of each that
-// changed (tidyMessage's summary of a diff that does not fit on one line).
-// But for a field that one of a and b does not have, and that holds few
-// schemas (at most maxFormatted): go-cmp does not compare it, it shows it
-// (in one line when it fits), which costs little.
+// the fields that nest them deeper, and writes for each that changed two
+// lines of its own in their place (see unhandledWithoutDeepDiff). But for
+// a field that one of a and b does not have, and that holds few schemas
+// (at most maxFormatted): go-cmp does not compare it, it shows it (in one
+// line when it fits), which costs little.
 func (c *Checker) compareProperties(a, b *apiextensionsv1.JSONSchemaProps, nest int32) []validations.ComparisonResult {
 	if nest <= maxListNest {
 		return validations.CompareProperties(a, b, config.EnforcementPolicyError, c.properties...)
@@ -48,16 +51,37 @@ func (c *Checker) compareProperties(a, b *apiextensionsv1.JSONSchemaProps, nest 
 	return append(out, r)
 }
 
+// valueDigest identifies a field's value by a digest of its JSON.
+func valueDigest(v any) string {
+	js, err := json.Marshal(v)
+	if err != nil {
+		return "?"
+	}
+	d := sha256.Sum256(js)
+	return hex.EncodeToString(d[:12])
+}
+
+// deepValue stands for the value of a field that nests lists of schemas
+// past maxListNest in unhandledWithoutDeepDiff's diff.
+const deepValue = "<nested too deep to diff>"
+
 // maxFormatted is the most schemas a field may hold for go-cmp to show it.
 const maxFormatted = 256
 
-// unhandledWithoutDeepDiff is the summary tidyMessage makes of the
-// unhandled changes from a to b, without go-cmp's diff of the fields that
-// nest lists of schemas past maxListNest (see compareProperties).
+// unhandledWithoutDeepDiff is crdify's unhandled message on a and b
+// ("unhandled changes found :" and go-cmp's diff), without go-cmp's diff
+// of the fields that nest lists of schemas past maxListNest (see
+// compareProperties): each of them that changed is given as two lines of
+// its own, which operator-controller's wording (conciseUnhandled) says
+// "AnyOf <nested too deep to diff> -> <nested too deep to diff>
+// (changed)" of; the other fields are go-cmp's diff. (Where crdify
+// leaves out an issue the old CRD had between two served versions when
+// go-cmp writes the same diff, subtract leaves it out when the deep
+// fields are the same, and the other fields' diff.)
 func unhandledWithoutDeepDiff(a, b *apiextensionsv1.JSONSchemaProps) string {
 	pa, pb := *a, *b
 	va, vb := reflect.ValueOf(&pa).Elem(), reflect.ValueOf(&pb).Elem()
-	var parts []unhandledPart
+	var deep []string
 	for _, f := range schemaFields {
 		fa, fb := va.FieldByName(f), vb.FieldByName(f)
 		na, sa := fieldShape(fa)
@@ -69,23 +93,22 @@ func unhandledWithoutDeepDiff(a, b *apiextensionsv1.JSONSchemaProps) string {
 			continue
 		}
 		if !equality.Semantic.DeepEqual(fa.Interface(), fb.Interface()) {
-			parts = append(parts, unhandledPart{f, f + " changed"})
+			// The second value keeps a comma that the wording takes
+			// out: the same words, another text ("(changed)"). A
+			// comment line, which the wording skips, tells the values
+			// apart by their digests, for subtract: an issue the old
+			// CRD had is left out when its deep fields were the same.
+			deep = append(deep, fmt.Sprintf("-\t%s: %s,\n+\t%s: %s,,\n \t// %s: %s -> %s\n", f, deepValue, f, deepValue,
+				f, valueDigest(fa.Interface()), valueDigest(fb.Interface())))
 		}
 		fa.SetZero()
 		fb.SetZero()
 	}
-	parts = append(parts, unhandledParts(cmp.Diff(&pa, &pb))...)
-	// In the order of JSONSchemaProps' fields, as go-cmp's diff has them.
-	order := func(p unhandledPart) int {
-		f, _ := reflect.TypeFor[apiextensionsv1.JSONSchemaProps]().FieldByName(p.field)
-		return f.Index[0]
+	msg := validations.ErrUnhandledChangesFound.Error() + " :\n" + cmp.Diff(&pa, &pb)
+	if !strings.HasSuffix(msg, "\n") {
+		msg += "\n"
 	}
-	slices.SortStableFunc(parts, func(x, y unhandledPart) int { return order(x) - order(y) })
-	texts := make([]string, len(parts))
-	for i, p := range parts {
-		texts[i] = p.text
-	}
-	return validations.ErrUnhandledChangesFound.Error() + " (" + strings.Join(texts, "; ") + ")"
+	return msg + strings.Join(deep, "")
 }
 
 // fieldShape says how deep lists of schemas nest in a field of

@@ -13,6 +13,7 @@ package graph
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/fastopm/fastopm/alpha/declcfg"
 	"github.com/fastopm/fastopm/alpha/property"
+	"github.com/fastopm/fastopm/pkg/suggest"
 )
 
 // Graph is the upgrade graph of one or more catalogs.
@@ -276,6 +278,22 @@ func (bld *Builder) Build() (*Graph, error) {
 	return g, nil
 }
 
+// hasPackage fails, in the words of `opm alpha list` (upstream's) and
+// with a suggestion, when the catalog has no package named pkg.
+func (g *Graph) hasPackage(pkg string) error {
+	if _, ok := g.DefaultChannels[pkg]; ok {
+		return nil
+	}
+	names := slices.Collect(maps.Keys(g.DefaultChannels))
+	for _, c := range g.Channels {
+		if c.Package == pkg {
+			return nil
+		}
+		names = append(names, c.Package)
+	}
+	return fmt.Errorf("package %q not found%s", pkg, suggest.Hint(pkg, names))
+}
+
 // Selection says which part of the graph to draw.
 type Selection struct {
 	// Package, when set, keeps that package's channels only.
@@ -290,8 +308,15 @@ type Selection struct {
 // Select returns the channels to draw, in upstream's processing order
 // (channel name, then package, then load order), each filtered as
 // upstream's render-graph filters it. Channels left without entries are
-// dropped. It fails when MinEdge names no bundle of the catalog.
+// dropped. It fails when MinEdge names no bundle of the catalog, and
+// (unlike upstream, which draws an empty graph) when Package names no
+// package of it, suggesting a near name (pkg/suggest).
 func (g *Graph) Select(s Selection) ([]*Channel, error) {
+	if s.Package != "" {
+		if err := g.hasPackage(s.Package); err != nil {
+			return nil, err
+		}
+	}
 	chans := slices.Clone(g.Channels)
 	slices.SortStableFunc(chans, func(a, b *Channel) int {
 		if a.Name != b.Name {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/blang/semver/v4"
@@ -273,24 +274,25 @@ const (
 // NewCatalog makes the catalog name (with priority) out of a valid
 // catalog's model and the bundles collected from the same blobs.
 func NewCatalog(name string, priority int, m model.Model, c *Collector) (*Catalog, error) {
-	cat := &Catalog{Name: name, Priority: priority, packages: map[string]*pkgInfo{}, named: map[[2]string]int{}}
 	names := make([]string, 0, len(m))
 	for n := range m {
 		names = append(names, n)
 	}
 	slices.Sort(names)
+	var l layout
 	for _, pn := range names {
 		mp := m[pn]
-		p := &pkgInfo{name: pn, byChannel: map[string][]*Entry{}}
+		lp := layoutPackage{name: pn}
 		if mp.DefaultChannel != nil {
-			p.defaultChannel = mp.DefaultChannel.Name
+			lp.defaultChannel = mp.DefaultChannel.Name
 		}
 		for cn := range mp.Channels {
-			p.channels = append(p.channels, cn)
+			lp.channels = append(lp.channels, layoutChannel{name: cn})
 		}
-		slices.Sort(p.channels)
-		for _, cn := range p.channels {
-			ch := mp.Channels[cn]
+		slices.SortFunc(lp.channels, func(a, b layoutChannel) int { return strings.Compare(a.name, b.name) })
+		for i := range lp.channels {
+			lc := &lp.channels[i]
+			ch := mp.Channels[lc.name]
 			bnames := make([]string, 0, len(ch.Bundles))
 			for bn := range ch.Bundles {
 				bnames = append(bnames, bn)
@@ -300,19 +302,58 @@ func NewCatalog(name string, priority int, m model.Model, c *Collector) (*Catalo
 				mb := ch.Bundles[bn]
 				b := c.bundles[[2]string{pn, bn}]
 				if b == nil {
-					return nil, fmt.Errorf("package %q, channel %q: bundle %q has no olm.bundle blob", pn, cn, bn)
+					return nil, fmt.Errorf("package %q, channel %q: bundle %q has no olm.bundle blob", pn, lc.name, bn)
 				}
-				e := &Entry{Bundle: b, Catalog: cat, Channel: cn, Default: cn == p.defaultChannel,
-					Replaces: mb.Replaces, Skips: mb.Skips, SkipRange: mb.SkipRange, ident: cat.Key() + "/" + cn + "/" + b.Name}
-				if r, err := semver.ParseRange(mb.SkipRange); err == nil {
-					e.skipRange = r
-				}
-				p.byChannel[cn] = append(p.byChannel[cn], e)
-				cat.entries = append(cat.entries, e)
-				cat.named[[2]string{cn, bn}]++
+				lc.entries = append(lc.entries, layoutEntry{bundle: b, replaces: mb.Replaces, skips: mb.Skips, skipRange: mb.SkipRange})
 			}
 		}
-		cat.packages[pn] = p
+		l = append(l, lp)
 	}
-	return cat, nil
+	return l.catalog(name, priority), nil
+}
+
+// layout is what a catalog holds, but its name and priority: its
+// packages, sorted by name, their channels, sorted by name, and each
+// channel's bundles, sorted by name, with their upgrade edges. NewCatalog
+// reads it from a model, DecodeSnapshot from a snapshot.
+type layout []layoutPackage
+
+type layoutPackage struct {
+	name, defaultChannel string
+	channels             []layoutChannel
+}
+
+type layoutChannel struct {
+	name    string
+	entries []layoutEntry
+}
+
+type layoutEntry struct {
+	bundle              *Bundle
+	replaces, skipRange string
+	skips               []string
+}
+
+// catalog makes the catalog name (with priority) of the layout.
+func (l layout) catalog(name string, priority int) *Catalog {
+	cat := &Catalog{Name: name, Priority: priority, packages: map[string]*pkgInfo{}, named: map[[2]string]int{}}
+	for _, lp := range l {
+		p := &pkgInfo{name: lp.name, defaultChannel: lp.defaultChannel, byChannel: map[string][]*Entry{}}
+		for _, lc := range lp.channels {
+			p.channels = append(p.channels, lc.name)
+			for _, le := range lc.entries {
+				b := le.bundle
+				e := &Entry{Bundle: b, Catalog: cat, Channel: lc.name, Default: lc.name == p.defaultChannel,
+					Replaces: le.replaces, Skips: le.skips, SkipRange: le.skipRange, ident: cat.Key() + "/" + lc.name + "/" + b.Name}
+				if r, err := semver.ParseRange(le.skipRange); err == nil {
+					e.skipRange = r
+				}
+				p.byChannel[lc.name] = append(p.byChannel[lc.name], e)
+				cat.entries = append(cat.entries, e)
+				cat.named[[2]string{lc.name, b.Name}]++
+			}
+		}
+		cat.packages[lp.name] = p
+	}
+	return cat
 }

@@ -210,6 +210,46 @@ func (r *Resolver) BundleOfVersion(sub Subscription, version string) (string, er
 	return found, nil
 }
 
+// UnknownError is a Subscription that names a package, channel or
+// starting bundle its catalog does not hold: a question that is wrong
+// (a misspelt name) rather than one OLM answers "not installable".
+type UnknownError struct{ What string }
+
+func (e *UnknownError) Error() string { return e.What }
+
+// Unknown returns an *UnknownError when the Subscription's catalog does
+// not hold its package, its channel or its starting bundle, in the words
+// (and with the suggestion) the unsatisfiable answer would give; nil
+// otherwise, and for a catalog the resolver does not have (Resolve says
+// so).
+func (r *Resolver) Unknown(sub Subscription) error {
+	cat := r.Catalog(sub.Catalog)
+	if cat == nil {
+		return nil
+	}
+	sub.Catalog = cat.Name
+	var npkg, nch, ncsv int
+	if p := cat.packages[sub.Package]; p != nil {
+		for _, ch := range p.channels {
+			for _, e := range p.byChannel[ch] {
+				npkg++
+				if sub.Channel != "" && e.Channel != sub.Channel {
+					continue
+				}
+				nch++
+				if sub.StartingCSV == "" || e.Name() == sub.StartingCSV {
+					ncsv++
+				}
+			}
+		}
+	}
+	if npkg > 0 && nch > 0 && ncsv > 0 {
+		return nil
+	}
+	res := &resolution{r: r, sub: sub, cat: cat}
+	return &UnknownError{What: res.notFound(len(cat.entries), npkg, nch)}
+}
+
 // IdentityError is a chosen bundle whose catalog, channel and name are
 // those of bundles of other packages too: OLM cannot tell them apart.
 type IdentityError struct {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -35,7 +36,9 @@ type Package struct {
 	DefaultChannel string
 	// Channels are sorted by name.
 	Channels []*Channel
-	// Bundles are sorted by name, as catalogd serves them.
+	// Bundles are in the order operator-controller's catalog client reads
+	// them on one CPU: by the name of the file its cache keeps each in
+	// (cacheFileOrder).
 	Bundles []*Bundle
 	// Deprecation is the package's olm.deprecations message, if any.
 	Deprecation string
@@ -302,6 +305,26 @@ func readCSVMetadata(v []byte) *csvMetadata {
 	return m
 }
 
+// cacheFileOrder orders two bundles of a package as operator-controller
+// v1.11.0 reads them. Its catalog cache (catalogmetadata/cache, writeFS)
+// keeps each blob of a package in a file of its own,
+// PACKAGE/olm.bundle/NAME.json (filepath.Join, so a name with a slash is
+// a file in a subdirectory), and its catalog client loads a package's
+// directory with declcfg.LoadFS, which walks it with fs.WalkDir, each
+// directory's entries in the order of their names, and appends bundles as
+// its workers parse the files: one worker per CPU. On one CPU the bundles
+// are therefore in the walk's order: the paths compared element by
+// element (rel.v1.0.0+001.json before rel.v1.0.0.json, '+' being before
+// '.'; a directory rel before rel.b.json). The resolver sorts its
+// candidates stably, so among bundles of equal version and release this
+// order picks. On several CPUs the order is whichever file a worker
+// finished first, and changes from run to run.
+func cacheFileOrder(a, b string) int {
+	pa := strings.Split(path.Clean(declcfg.SchemaBundle+"/"+a+".json"), "/")
+	pb := strings.Split(path.Clean(declcfg.SchemaBundle+"/"+b+".json"), "/")
+	return slices.Compare(pa, pb)
+}
+
 func hasObjectProperty(props []property.Property) bool {
 	for _, p := range props {
 		if p.Type == property.TypeBundleObject {
@@ -368,7 +391,7 @@ func (c *Collector) Catalog(name string, priority int, labels map[string]string)
 	}
 	for _, p := range cat.packages {
 		slices.SortStableFunc(p.Channels, func(a, b *Channel) int { return strings.Compare(a.Name, b.Name) })
-		slices.SortStableFunc(p.Bundles, func(a, b *Bundle) int { return strings.Compare(a.Name, b.Name) })
+		slices.SortStableFunc(p.Bundles, func(a, b *Bundle) int { return cacheFileOrder(a.Name, b.Name) })
 		for _, b := range p.Bundles {
 			slices.Sort(b.Channels)
 		}

@@ -466,6 +466,51 @@ func TestVersionRelease(t *testing.T) {
 	}
 }
 
+// TestEqualVersionsCacheFileOrder: among candidates of equal version and
+// release, operator-controller v1.11.0 picks the first in the order its
+// catalog client read the package's cached files (PACKAGE/olm.bundle/
+// NAME.json, walked in the order of their names) on one CPU, whatever the
+// order of the catalog's blobs. Each case is what its CatalogResolver
+// answered, through its real filesystem cache and catalog client, under
+// taskset -c 0 (three runs each, the blobs in the order given and
+// reversed): rel.v1.0.0+001.json comes before rel.v1.0.0.json ('+' before
+// '.'), so the bundle-name order (rel.v1.0.0 first) is not its answer; a
+// name with a slash is a file in a subdirectory, walked where the
+// directory's name sorts. (Build metadata with a leading zero is no
+// release: 1.0.0+001, +002 and +003 equal 1.0.0.)
+func TestEqualVersionsCacheFileOrder(t *testing.T) {
+	for _, tc := range []struct {
+		bundles [][2]string // name, version, in the catalog's order
+		want    string
+	}{
+		{[][2]string{{"rel.v1.0.0", "1.0.0"}, {"rel.v1.0.0+001", "1.0.0+001"}}, "rel.v1.0.0+001"},
+		{[][2]string{{"rel.v1.0.0.y", "1.0.0+003"}, {"rel.v1.0.0", "1.0.0"}, {"rel.v1.0.0-x", "1.0.0+002"}, {"rel.v1.0.0+001", "1.0.0+001"}}, "rel.v1.0.0+001"},
+		{[][2]string{{"rel.b", "1.0.0+001"}, {"rel", "1.0.0+002"}, {"rel/a", "1.0.0+003"}}, "rel/a"},
+		{[][2]string{{"rel.b", "1.0.0+001"}, {"rel.json.x", "1.0.0+002"}, {"rel/a", "1.0.0+003"}}, "rel/a"},
+	} {
+		for _, reversed := range []bool{false, true} {
+			f := fbc{packages: []declcfg.Package{{Name: "rel", DefaultChannel: "stable"}}}
+			ch := declcfg.Channel{Package: "rel", Name: "stable"}
+			for _, b := range tc.bundles {
+				ch.Entries = append(ch.Entries, declcfg.ChannelEntry{Name: b[0]})
+				f.bundles = append(f.bundles, declcfg.Bundle{Package: "rel", Name: b[0], Properties: []property.Property{pkgProp("rel", b[1])}})
+			}
+			if reversed {
+				slices.Reverse(f.bundles)
+			}
+			f.channels = []declcfg.Channel{ch}
+			r := newResolver(t, catalogOf(t, "c", 0, f))
+			a, err := r.Resolve(Spec{Package: "rel", UpgradeConstraintPolicy: CatalogProvided}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !a.Resolved || a.Bundle.Name != tc.want {
+				t.Errorf("%v (reversed %v): got %+v (error %q), want %s", tc.bundles, reversed, a.Bundle, a.Error, tc.want)
+			}
+		}
+	}
+}
+
 // TestPath follows OLM v1 from 0.1.0 in genPackage: 1.0.2 (the highest
 // successor not deprecated), then 2.0.0, whose skipRange covers 1.0.2;
 // 2.0.0 has no successor outside gamma, which no entry links.

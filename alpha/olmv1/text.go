@@ -133,13 +133,14 @@ func (r *Report) WriteTable(w io.Writer) error {
 		if row.Bundle != "" {
 			bundle = row.Bundle
 		}
+		whyNot := row.WhyNot()
 		why := ""
-		if len(row.Reasons) > 0 {
-			why = row.Reasons[0]
+		if len(whyNot) > 0 {
+			why = whyNot[0]
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", row.Package, row.Channel, bundle, row.Status, why)
 		// Every further reason on a line of its own, under the first.
-		for _, more := range row.Reasons[min(1, len(row.Reasons)):] {
+		for _, more := range whyNot[min(1, len(whyNot)):] {
 			fmt.Fprintf(tw, "\t\t\t\t%s\n", more)
 		}
 	}
@@ -160,6 +161,32 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// WhyNot is what a table's WHY NOT column says for the row: its reasons;
+// for a row whose installability is unknown, which has none, why it is
+// unknown (WhyUnknown).
+func (r *Row) WhyNot() []string {
+	if len(r.Reasons) > 0 || r.Status != string(Unknown) {
+		return r.Reasons
+	}
+	return []string{WhyUnknown(r.Checked, r.Notes)}
+}
+
+// WhyUnknown says why a bundle's installability is unknown, from its
+// Installability's Checked and Notes: its image could not be read
+// (--pull-bundles), or the catalog carries no bundle objects and its
+// image was not pulled.
+func WhyUnknown(checked string, notes []string) string {
+	for _, n := range notes {
+		if strings.HasPrefix(n, "the bundle image ") {
+			return n
+		}
+	}
+	if checked == "" {
+		checked = "properties only"
+	}
+	return fmt.Sprintf("the catalog carries no bundle objects (checked: %s); --pull-bundles pulls the bundle image to check it", checked)
 }
 
 // ReasonCount is how many rows give a kind of reason.

@@ -17,6 +17,12 @@ func TestWriteTable(t *testing.T) {
 			"unsupported bundle: apiServiceDefintions are not supported",
 		}},
 		{Package: "c", Channel: "fast", Status: StatusNoResolution, Reasons: []string{`no bundles found for package "c" in channels [fast]`}},
+		// Unknown: no reason, but the WHY NOT column says why it is
+		// unknown and how to know (issue 27: it was empty).
+		{Package: "d", Channel: "stable", Bundle: "d.v1.0.0", Status: string(Unknown), Checked: "olm.csv.metadata only",
+			Notes: []string{"unknown: the catalog carries no bundle objects (pull the bundle image to check them)"}},
+		{Package: "e", Channel: "stable", Bundle: "e.v1.0.0", Status: string(Unknown), Checked: "properties only",
+			Notes: []string{"the bundle image x.io/e:1 could not be read: not found"}},
 	}}
 	var b strings.Builder
 	if err := rep.WriteTable(&b); err != nil {
@@ -30,6 +36,8 @@ func TestWriteTable(t *testing.T) {
 		{"", `webhook "y" contains forbidden rule: admission webhook rules cannot reference API group "*"`},
 		{"", "unsupported bundle: apiServiceDefintions are not supported"},
 		{"c ", `no bundles found for package "c" in channels [fast]`},
+		{"d ", "the catalog carries no bundle objects (checked: olm.csv.metadata only); --pull-bundles pulls the bundle image to check it"},
+		{"e ", "the bundle image x.io/e:1 could not be read: not found"},
 	}
 	for i, w := range want {
 		l := lines[i+1]
@@ -41,7 +49,7 @@ func TestWriteTable(t *testing.T) {
 		}
 	}
 	for _, s := range []string{
-		"3 channels: 1 installable, 1 not installable, 0 unknown (no bundle objects), 1 do not resolve",
+		"5 channels: 1 installable, 1 not installable, 2 unknown (no bundle objects), 1 do not resolve",
 		"     1  webhook … contains forbidden rule: admission webhook rules cannot reference API group …\n",
 		"     1  unsupported bundle: apiServiceDefintions are not supported\n",
 	} {

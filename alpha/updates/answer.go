@@ -191,7 +191,7 @@ func (q Query) Run() (*Answer, error) {
 		for _, c := range pkg.Channels {
 			names = slices.AppendSeq(names, maps.Keys(c.Bundles))
 		}
-		a.didYouMean, _ = suggest.ClosestBundle(in.Name, names)
+		a.didYouMean = suggest.Words(suggest.NearestBundle(in.Name, names))
 	}
 	return a, nil
 }
@@ -412,21 +412,40 @@ func (a *Answer) WriteText(w io.Writer) error {
 }
 
 // writeCRDs lists the steps whose CRDs change incompatibly, each change on
-// a line, and with unknown, how many steps' CRDs could not be compared.
-// It writes the "crds:" heading when header is set and it has a line.
+// a line, and with unknown (a whole path), how many steps' CRDs were
+// compared and found compatible, and how many could not be compared: a
+// path whose CRDs were checked says so even when nothing is refused. It
+// writes the "crds:" heading when header is set and it has a line.
 func writeCRDs(b *strings.Builder, path []StepRef, unknown, header bool) {
 	var lines []string
-	n := 0
+	n, clean, changed := 0, 0, 0
 	for _, st := range path {
 		switch {
 		case st.CRDs == nil:
 		case st.CRDs.Unknown != "":
 			n++
 		case len(st.CRDs.Changes) > 0:
+			changed++
 			lines = append(lines, fmt.Sprintf("  %s -> %s: %s", st.From, st.To.Name, st.CRDs.Summary()))
 			for _, c := range st.CRDs.Changes {
 				lines = append(lines, "    "+c.String())
 			}
+		default:
+			clean++
+		}
+	}
+	if unknown && clean > 0 {
+		steps := "step"
+		if clean > 1 {
+			steps = "steps"
+		}
+		switch {
+		case clean == len(path):
+			lines = append(lines, fmt.Sprintf("  every step compared (%d %s): no incompatible change", clean, steps))
+		case changed > 0:
+			lines = append(lines, fmt.Sprintf("  %d other %s compared: no incompatible change", clean, steps))
+		default:
+			lines = append(lines, fmt.Sprintf("  %d %s compared: no incompatible change", clean, steps))
 		}
 	}
 	if unknown && n > 0 {

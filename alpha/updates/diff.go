@@ -20,10 +20,19 @@ type Change struct {
 	// new subscription gets), bundle-added, bundle-removed, edges, image,
 	// deprecation-added, deprecation-removed, deprecation-changed,
 	// olm-deprecated-added, olm-deprecated-removed (the bundle's
-	// olm.deprecated property, which makes OLM never install it).
-	Kind string `json:"kind"`
-	Old  string `json:"old,omitempty"`
-	New  string `json:"new,omitempty"`
+	// olm.deprecated property, which makes OLM never install it); and
+	// what a bundle carries (DiffWith, with its Contents; Channel empty):
+	// property-added, property-removed, property-changed (Property names
+	// the type; Old and New its values, as canonical JSON, when at most
+	// MaxShownValue bytes), object-added, object-removed, object-changed
+	// (an olm.bundle.object; Object is its kind and name),
+	// related-image-added, related-image-removed (Old or New: NAME=IMAGE,
+	// or IMAGE).
+	Kind     string `json:"kind"`
+	Property string `json:"property,omitempty"`
+	Object   string `json:"object,omitempty"`
+	Old      string `json:"old,omitempty"`
+	New      string `json:"new,omitempty"`
 }
 
 // Violation is a broken update rule found by Check.
@@ -50,8 +59,14 @@ type Violation struct {
 }
 
 // Diff lists what changed from old to new, sorted by package, channel,
-// bundle and kind.
-func Diff(old, new model.Model) []Change {
+// bundle and kind. It does not look into the bundles: DiffWith does.
+func Diff(old, new model.Model) []Change { return DiffWith(old, new, nil) }
+
+// DiffWith is Diff, with the changes of what each bundle both catalogs
+// hold carries (cd, from CompareContents; nil for none): its properties,
+// objects and related images, listed after the package's own changes,
+// bundle by bundle, before its channels'.
+func DiffWith(old, new model.Model, cd *ContentDiff) []Change {
 	var out []Change
 	for _, name := range unionKeys(old, new) {
 		op, np := old[name], new[name]
@@ -67,6 +82,9 @@ func Diff(old, new model.Model) []Change {
 			out = append(out, Change{Package: name, Kind: "default-channel", Old: defaultName(op), New: defaultName(np)})
 		}
 		out = appendDeprecation(out, Change{Package: name}, op.Deprecation, np.Deprecation)
+		if cd != nil {
+			out = append(out, cd.changes[name]...)
+		}
 		for _, chName := range unionKeys(op.Channels, np.Channels) {
 			oc, nc := op.Channels[chName], np.Channels[chName]
 			switch {

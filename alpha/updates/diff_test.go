@@ -2,12 +2,17 @@ package updates_test
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 
 	"github.com/fastopm/fastopm/alpha/action"
+	"github.com/fastopm/fastopm/alpha/declcfg"
 	"github.com/fastopm/fastopm/alpha/model"
 	"github.com/fastopm/fastopm/alpha/updates"
 )
@@ -221,5 +226,142 @@ stable b@1.1.0 r=a`
 	want := "head stable/ b→a\nolm-deprecated-added stable/b →"
 	if strings.Join(got, "\n") != want {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), want)
+	}
+}
+
+// contentsCatalog loads a catalog's model and its bundles' contents,
+// from YAML, or with asJSON from canonical JSON (the blobs read back at
+// their positions rather than by parsing their files again).
+func contentsCatalog(t *testing.T, text string, asJSON bool) (model.Model, *updates.Contents) {
+	t.Helper()
+	cc := updates.NewContentCollector()
+	fsys := fstest.MapFS{"c.yaml": {Data: []byte(text)}}
+	if asJSON {
+		var mu sync.Mutex
+		blobs := map[int]string{}
+		if err := declcfg.Walk(context.Background(), fsys, func(b *declcfg.Blob) error {
+			mu.Lock()
+			blobs[b.Index] = string(b.JSON)
+			mu.Unlock()
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		var js strings.Builder
+		for _, i := range slices.Sorted(maps.Keys(blobs)) {
+			js.WriteString(blobs[i] + "\n")
+		}
+		fsys = fstest.MapFS{"c.json": {Data: []byte(js.String())}}
+	}
+	res, err := action.Validate{FS: fsys, SkipSchema: true, Visit: cc.AddBlob}.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Err(); err != nil {
+		t.Fatalf("invalid test catalog: %v\n%s", err, text)
+	}
+	return res.Model, cc.Contents(fsys)
+}
+
+// TestDiffContents: what a bundle carries is compared (issue 27: a diff
+// said "no changes" when only properties or CRDs changed, and --check
+// then listed violations below it): each property value added, removed
+// or changed, each object added, removed or changed by kind and name
+// (the same object written another way is the same), each related image;
+// a long value is said to change without its text.
+func TestDiffContents(t *testing.T) {
+	obj := func(js string) string {
+		return "- type: olm.bundle.object\n  value: {data: " + base64.StdEncoding.EncodeToString([]byte(js)) + "}\n"
+	}
+	crd := func(v string) string {
+		return `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"foos.example.com"},"spec":{"versions":[{"name":"` + v + `"}]}}`
+	}
+	long := func(s string) string { return strings.Repeat(s, updates.MaxShownValue) }
+	cat := func(props, related string) string {
+		return `---
+schema: olm.package
+name: p
+defaultChannel: stable
+---
+schema: olm.channel
+package: p
+name: stable
+entries:
+  - name: p.v1
+---
+schema: olm.bundle
+package: p
+name: p.v1
+image: example.com/p:1
+properties:
+- type: olm.package
+  value: {packageName: p, version: 1.0.0}
+` + props + related
+	}
+	old := cat(`- type: olm.gvk
+  value: {group: example.com, kind: Foo, version: v1}
+- type: olm.package.required
+  value: {packageName: q, versionRange: ">=1.0.0"}
+- type: olm.csv.metadata
+  value: {description: `+long("a")+`}
+- type: olm.deprecated
+  value: {}
+`+obj(crd("v1"))+obj(`{"kind":"Service","metadata":{"name":"svc","namespace":"ns"},"spec":{"a":1,"b":2}}`)+obj(`{"kind":"ConfigMap","metadata":{"name":"gone"}}`),
+		"relatedImages:\n- {name: op, image: example.com/op:1}\n- {image: example.com/other:1}\n")
+	new := cat(`- type: olm.gvk
+  value: {group: example.com, kind: Foo, version: v1}
+- type: olm.gvk.required
+  value: {group: example.com, kind: Bar, version: v1}
+- type: olm.package.required
+  value: {packageName: q, versionRange: ">=1.1.0"}
+- type: olm.csv.metadata
+  value: {description: `+long("b")+`}
+`+obj(crd("v2"))+obj("kind: Service\nmetadata:\n  namespace: ns\n  name: svc\nspec:\n  b: 2\n  a: 1\n")+obj(`{"kind":"Secret","metadata":{"name":"new"}}`),
+		"relatedImages:\n- {name: op, image: example.com/op:2}\n- {image: example.com/other:1}\n")
+	for _, oldJSON := range []bool{false, true} {
+		for _, newJSON := range []bool{false, true} {
+			om, oc := contentsCatalog(t, old, oldJSON)
+			nm, nc := contentsCatalog(t, new, newJSON)
+			checkContents(t, fmt.Sprintf("old JSON %v, new JSON %v", oldJSON, newJSON), om, nm, oc, nc)
+		}
+	}
+}
+
+func checkContents(t *testing.T, name string, om, nm model.Model, oc, nc *updates.Contents) {
+	t.Helper()
+	cd, err := updates.CompareContents(context.Background(), oc, nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range updates.DiffWith(om, nm, cd) {
+		got = append(got, fmt.Sprintf("%s %s/%s %s%s %s→%s", c.Kind, c.Channel, c.Bundle, c.Property, c.Object, c.Old, c.New))
+	}
+	want := []string{
+		`property-changed /p.v1 olm.csv.metadata →`,
+		`property-added /p.v1 olm.gvk.required →{"group":"example.com","kind":"Bar","version":"v1"}`,
+		`property-changed /p.v1 olm.package.required {"packageName":"q","versionRange":">=1.0.0"}→{"packageName":"q","versionRange":">=1.1.0"}`,
+		`object-removed /p.v1 ConfigMap gone →`,
+		`object-changed /p.v1 CustomResourceDefinition foos.example.com →`,
+		`object-added /p.v1 Secret new →`,
+		`related-image-removed /p.v1  op=example.com/op:1→`,
+		`related-image-added /p.v1  →op=example.com/op:2`,
+		`head stable/  →p.v1`,
+		`olm-deprecated-removed stable/p.v1  →`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("%s: got\n%s\nwant\n%s", name, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// Without contents, or against itself: none of them.
+	same, err := updates.CompareContents(context.Background(), oc, oc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cs := range [][]updates.Change{updates.Diff(om, nm), updates.DiffWith(om, om, same)} {
+		for _, c := range cs {
+			if c.Property != "" || c.Object != "" || strings.HasPrefix(c.Kind, "related-image") {
+				t.Errorf("a content change: %+v", c)
+			}
+		}
 	}
 }

@@ -57,15 +57,23 @@ func main() {
 		base    = flag.String("base-binary", "", "the file stored as /bin/opm in the image's base layer (default: the first -opm)")
 		serve   = flag.Bool("serve", false, "push the image, print its reference and serve it until interrupted, without measuring")
 		zst     = flag.Bool("zstd", false, "compress the image's layers with zstd (an OCI image) instead of gzip")
+		cached  = flag.String("cache-modes", "", "also render with --image-cache-dir, for every binary but those labelled upstream*: "+
+			"cold (an empty cache each run: what recording costs), warm (the cache a first, unmeasured, render filled); comma-separated")
 	)
 	flag.Parse()
-	if err := run(strings.Split(*opms, ","), *catalog, *runs, *base, *serve, *zst); err != nil {
+	var modes []string
+	if *cached != "" {
+		modes = strings.Split(*cached, ",")
+	}
+	if err := run(strings.Split(*opms, ","), *catalog, *runs, *base, *serve, *zst, modes); err != nil {
 		fmt.Fprintln(os.Stderr, "benchimage:", err)
 		os.Exit(1)
 	}
 }
 
-type binary struct{ label, path string }
+// binary is an opm to measure, and how: mode "" renders without a cache,
+// "cold" with an empty --image-cache-dir, "warm" with one already filled.
+type binary struct{ label, path, mode string }
 
 type result struct {
 	wall, cpu time.Duration
@@ -74,7 +82,7 @@ type result struct {
 	n         int64
 }
 
-func run(opms []string, catalog string, runs int, baseBinary string, serve, zst bool) error {
+func run(opms []string, catalog string, runs int, baseBinary string, serve, zst bool, modes []string) error {
 	if serve {
 		return serveImage(catalog, baseBinary, zst)
 	}
@@ -91,7 +99,16 @@ func run(opms []string, catalog string, runs int, baseBinary string, serve, zst 
 		if _, err := os.Stat(p); err != nil {
 			return err
 		}
-		bins = append(bins, binary{label, p})
+		bins = append(bins, binary{label: label, path: p})
+		if strings.HasPrefix(label, "upstream") {
+			continue
+		}
+		for _, m := range modes {
+			if m != "cold" && m != "warm" {
+				return fmt.Errorf("unknown cache mode %q", m)
+			}
+			bins = append(bins, binary{label: label + "/" + m, path: p, mode: m})
+		}
 	}
 	if baseBinary == "" {
 		baseBinary = bins[0].path
@@ -139,10 +156,31 @@ func run(opms []string, catalog string, runs int, baseBinary string, serve, zst 
 	}
 	env := append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"))
 
+	// The warm caches are filled by a render that is not measured.
+	caches := make([]string, len(bins))
+	for bi, b := range bins {
+		if b.mode == "" {
+			continue
+		}
+		if caches[bi], err = os.MkdirTemp("", "benchimage-cache-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(caches[bi])
+		if b.mode == "warm" {
+			if _, err := render(b.path, ref, env, caches[bi]); err != nil {
+				return fmt.Errorf("%s: %w", b.label, err)
+			}
+		}
+	}
 	results := make([][]result, len(bins))
 	for i := range runs {
 		for bi, b := range bins {
-			r, err := render(b.path, ref, env)
+			if b.mode == "cold" {
+				if err := os.RemoveAll(caches[bi]); err != nil {
+					return err
+				}
+			}
+			r, err := render(b.path, ref, env, caches[bi])
 			if err != nil {
 				return fmt.Errorf("%s run %d: %w", b.label, i+1, err)
 			}
@@ -245,9 +283,14 @@ func binaryLayer(p string, zst bool) (v1.Layer, error) {
 	return tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf.Bytes())), nil }, opts...)
 }
 
-// render runs opm render ref -o json and measures it.
-func render(opm, ref string, env []string) (result, error) {
-	cmd := exec.Command(opm, "render", ref, "-o", "json", "--use-http")
+// render runs opm render ref -o json (with --image-cache-dir cache when
+// not empty) and measures it.
+func render(opm, ref string, env []string, cache string) (result, error) {
+	args := []string{"render", ref, "-o", "json", "--use-http"}
+	if cache != "" {
+		args = append(args, "--image-cache-dir", cache)
+	}
+	cmd := exec.Command(opm, args...)
 	cmd.Env = env
 	h := sha256.New()
 	cw := &counter{w: h}

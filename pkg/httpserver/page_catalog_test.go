@@ -406,7 +406,7 @@ func TestPageCatalog(t *testing.T) {
 	pkgURL := b.eval(`location.href`).(string)
 	b.click(`#channels details.channel[data-channel=fast] summary`)
 	b.click(`#channels details.channel[data-channel=fast] a.ch-link`)
-	b.wait(`document.querySelector('#view-title').textContent === 'Channel fast' && !document.querySelector('#view').hidden`)
+	b.wait(`document.querySelector('#view-title').textContent === 'Channel fast of package markdown-test' && !document.querySelector('#view').hidden`)
 	if got := b.text("#view-deprecation"); !strings.Contains(got, "ChannelDeprecated") || !strings.Contains(got, "channel fast is no longer updated, use stable") {
 		t.Errorf("channel deprecation %q", got)
 	}
@@ -416,7 +416,7 @@ func TestPageCatalog(t *testing.T) {
 	chURL := b.eval(`location.href`).(string)
 	b.click(`#channels details.channel[data-channel=stable] summary`)
 	b.click(`#channels details.channel[data-channel=stable] a[href*="bundle=markdown-test.v1.0.0"]`)
-	b.wait(`document.querySelector('#view-title').textContent === 'Bundle markdown-test.v1.0.0' && document.querySelector('#description').textContent.includes('The old version.')`)
+	b.wait(`document.querySelector('#view-title').textContent === 'Bundle markdown-test.v1.0.0 of package markdown-test' && document.querySelector('#description').textContent.includes('The old version.')`)
 	if got := b.text("#view-deprecation"); !strings.Contains(got, "BundleDeprecated") || !strings.Contains(got, "has a known bug") {
 		t.Errorf("bundle deprecation %q", got)
 	}
@@ -425,7 +425,7 @@ func TestPageCatalog(t *testing.T) {
 	}
 	bundleURL := b.eval(`location.href`).(string)
 	b.back()
-	b.wait(`document.querySelector('#view-title').textContent === 'Channel fast' && !document.querySelector('#view').hidden`)
+	b.wait(`document.querySelector('#view-title').textContent === 'Channel fast of package markdown-test' && !document.querySelector('#view').hidden`)
 	b.back()
 	b.wait(`document.querySelector('#view').hidden && document.querySelector('#description h1') !== null && !document.querySelector('#package').hidden`)
 	if got := b.eval(`location.href`); got != pkgURL {
@@ -436,14 +436,14 @@ func TestPageCatalog(t *testing.T) {
 	b.forward()
 	b.wait(`document.querySelector('#package-name').textContent === 'markdown-test' && !document.querySelector('#package').hidden && document.querySelector('#browse').hidden`)
 	b.forward()
-	b.wait(`document.querySelector('#view-title').textContent === 'Channel fast'`)
+	b.wait(`document.querySelector('#view-title').textContent === 'Channel fast of package markdown-test'`)
 	if got := b.eval(`location.href`); got != chURL {
 		t.Errorf("forward to %v, want %s", got, chURL)
 	}
 	// Each address opened in a new tab shows the same view.
 	for _, c := range []struct{ url, ready string }{
-		{bundleURL, `document.querySelector('#view-title').textContent === 'Bundle markdown-test.v1.0.0'`},
-		{chURL, `document.querySelector('#view-title').textContent === 'Channel fast' && document.querySelector('#channels details.channel[data-channel=fast]').open`},
+		{bundleURL, `document.querySelector('#view-title').textContent === 'Bundle markdown-test.v1.0.0 of package markdown-test'`},
+		{chURL, `document.querySelector('#view-title').textContent === 'Channel fast of package markdown-test' && document.querySelector('#channels details.channel[data-channel=fast]').open`},
 		{base + filtered, fmt.Sprintf(`document.querySelectorAll('#results li a.tile').length === %d && document.querySelectorAll('#filters input:checked').length === 2`, want)},
 	} {
 		tab := b.newTab()

@@ -298,8 +298,8 @@ func TestPageHostile(t *testing.T) {
 	// Every package, and the views with escaped names, opened in a new
 	// tab: shown, nothing runs, the title names the catalog.
 	views := []struct{ hash, ready string }{
-		{"#pkg=odd-names&channel=" + url.QueryEscape(oddChannel), fmt.Sprintf(`document.querySelector('#view-title').textContent === %q`, "Channel "+oddChannel)},
-		{"#pkg=odd-names&bundle=" + url.QueryEscape(oddBundle), fmt.Sprintf(`document.querySelector('#view-title').textContent === %q`, "Bundle "+oddBundle)},
+		{"#pkg=odd-names&channel=" + url.QueryEscape(oddChannel), fmt.Sprintf(`document.querySelector('#view-title').textContent === %q`, "Channel "+oddChannel+" of package odd-names")},
+		{"#pkg=odd-names&bundle=" + url.QueryEscape(oddBundle), fmt.Sprintf(`document.querySelector('#view-title').textContent === %q`, "Bundle "+oddBundle+" of package odd-names")},
 	}
 	for _, p := range []string{"long-words", "odd-types", "alm-object", "alm-broken", "html-text", "icon-html", "icon-untyped", "icon-broken", "odd-names"} {
 		views = append(views, struct{ hash, ready string }{"#pkg=" + p, fmt.Sprintf(`document.querySelector('#package-name').textContent === %q`, p)})

@@ -232,6 +232,87 @@ func TestPage(t *testing.T) {
 	}
 }
 
+// TestPageDeepLink opens a channel and a bundle by their addresses (a
+// new tab each, as a shared link opens), and by a link far down the
+// package's page: the view's heading names the package, and the page is
+// shown from its top (no band above the header: the header at 0), the
+// page's header, the package's heading and the view's heading all within
+// the window, read from the elements' positions in the browser. In a
+// window too short for all three, the view's heading at least.
+func TestPageDeepLink(t *testing.T) {
+	exe := chromium(t)
+	snap := snapshotDir(t, pageCatalog(t))
+	hs, err := httpserver.New(snap, httpserver.Options{CatalogName: "page-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(hs.Handler())
+	defer ts.Close()
+	const desched = "cluster-kube-descheduler-operator"
+	b := newBrowser(t, exe, 1280, 800)
+	type box struct{ Top, Bottom float64 }
+	var pos struct {
+		Header, Title, View box
+		Height              float64
+		Heading             string
+	}
+	// settled waits for the view and what loads after it (the icon, the
+	// description, the install answer), then reads the positions.
+	settled := func(b *browser, heading string) {
+		t.Helper()
+		b.wait(fmt.Sprintf(`!document.querySelector('#view').hidden && document.querySelector('#view-title').textContent === %q && document.querySelector('#description').childElementCount > 0 && document.querySelector('#install-summary') !== null && (document.querySelector('#package-icon').hidden || document.querySelector('#package-icon').complete)`, heading))
+		js := b.eval(`(() => {
+			const r = (s) => { const b = document.querySelector(s).getBoundingClientRect(); return {top: b.top, bottom: b.bottom}; };
+			return JSON.stringify({header: r('header.top'), title: r('#package-title'), view: r('#view-title'), height: window.innerHeight, heading: document.querySelector('#view-title').textContent});
+		})()`).(string)
+		pos.Header, pos.Title, pos.View = box{}, box{}, box{}
+		if err := json.Unmarshal([]byte(js), &pos); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inView := func(b box) bool { return b.Top >= -0.5 && b.Bottom <= pos.Height+0.5 && b.Bottom > b.Top }
+	for _, c := range []struct {
+		name, hash, heading string
+		w, h                int64 // 0: the browser's window
+		short               bool  // too short for the header, package and view headings
+	}{
+		{"channel", "#pkg=" + desched + "&channel=stable", "Channel stable of package " + desched, 0, 0, false},
+		{"bundle", "#pkg=etcd&bundle=etcdoperator.v0.9.2", "Bundle etcdoperator.v0.9.2 of package etcd", 0, 0, false},
+		{"bundle on a phone", "#pkg=" + desched + "&bundle=clusterkubedescheduleroperator.v4.12.1", "Bundle clusterkubedescheduleroperator.v4.12.1 of package " + desched, 390, 844, false},
+		{"short window", "#pkg=" + desched + "&channel=stable", "Channel stable of package " + desched, 1280, 160, true},
+	} {
+		tab := b.newTab()
+		if c.w > 0 {
+			tab.do(chromedp.EmulateViewport(c.w, c.h))
+		}
+		tab.do(chromedp.Navigate(ts.URL + "/" + c.hash))
+		settled(tab, c.heading)
+		switch {
+		case c.short:
+			if !inView(pos.View) {
+				t.Errorf("%s: the view's heading is not in the window: %+v", c.name, pos)
+			}
+		case pos.Header.Top < -0.5 || pos.Header.Top > 0.5 || !inView(pos.Header) || !inView(pos.Title) || !inView(pos.View):
+			t.Errorf("%s: want the page from its top, header, package and view headings in the window (%v px high): header %+v, package %+v, view %+v", c.name, pos.Height, pos.Header, pos.Title, pos.View)
+		}
+		tab.close()
+	}
+
+	// A channel's link at the foot of the package's page.
+	b.do(chromedp.Navigate(ts.URL + "/#pkg=" + desched))
+	b.wait(`document.querySelector('#package-name').textContent === ` + fmt.Sprintf("%q", desched) + ` && document.querySelector('#install-summary') !== null`)
+	b.eval(`document.querySelector('#channels-section').scrollIntoView(); true`)
+	if y := b.eval(`window.scrollY`).(float64); y < 500 {
+		t.Fatalf("the channels are %v px down only: the page does not scroll", y)
+	}
+	b.click(`#channels details.channel[data-channel=stable] summary`)
+	b.click(`#channels details.channel[data-channel=stable] a.ch-link`)
+	settled(b, "Channel stable of package "+desched)
+	if pos.Header.Top < -0.5 || pos.Header.Top > 0.5 || !inView(pos.Header) || !inView(pos.Title) || !inView(pos.View) {
+		t.Errorf("a channel's link: header %+v, package %+v, view %+v in a window %v px high", pos.Header, pos.Title, pos.View, pos.Height)
+	}
+}
+
 func getJSONInto(t *testing.T, u string, v any) {
 	t.Helper()
 	_, body := get(t, u)

@@ -9,10 +9,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/fastopm/fastopm/pkg/diskcache"
 	"github.com/fastopm/fastopm/pkg/interrupt"
 )
 
@@ -21,29 +21,35 @@ import (
 // layout. Blobs are written to a temporary file and renamed into place only
 // once their digest is verified, so a reader never sees a partial blob, and
 // concurrent writers of the same blob are harmless. Every read verifies the
-// digest again; a corrupt blob is deleted.
+// digest again; a corrupt blob is deleted. The directory is bounded in
+// size (pkg/diskcache): the blobs and layer records used least recently go
+// first.
 type blobCache struct {
-	dir string // dir/blobs/sha256
+	dir *diskcache.Dir
 }
 
-func openBlobCache(dir string) (*blobCache, error) {
-	d := filepath.Join(dir, "blobs", "sha256")
-	if err := os.MkdirAll(d, 0o755); err != nil {
-		return nil, fmt.Errorf("create image cache %s: %w", dir, err)
-	}
-	return &blobCache{dir: d}, nil
-}
+// blobsSub is where blobs live in the cache directory.
+const blobsSub = "blobs/sha256"
+
+func openBlobCache(d *diskcache.Dir) *blobCache { return &blobCache{dir: d} }
 
 // path returns where the blob h lives, or false for digests the cache
 // does not store (anything but a well-formed sha256).
 func (c *blobCache) path(h v1.Hash) (string, bool) {
-	if c == nil || h.Algorithm != "sha256" || len(h.Hex) != 64 {
+	if c == nil || !validSHA256(h) {
 		return "", false
 	}
-	if _, err := hex.DecodeString(h.Hex); err != nil {
-		return "", false
+	return c.dir.Path(blobsSub, h.Hex), true
+}
+
+// validSHA256 reports whether h is a well-formed sha256 digest, which
+// names a file of the cache.
+func validSHA256(h v1.Hash) bool {
+	if h.Algorithm != "sha256" || len(h.Hex) != 64 {
+		return false
 	}
-	return filepath.Join(c.dir, h.Hex), true
+	_, err := hex.DecodeString(h.Hex)
+	return err == nil
 }
 
 // open returns the cached blob h, verified against h and size (size < 0:
@@ -58,6 +64,7 @@ func (c *blobCache) open(h v1.Hash, size int64) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.dir.Touch(p)
 	return newVerifier(f, h, size, func(r verdict) error {
 		if r == corrupt {
 			_ = os.Remove(p) // fetch it again next time
@@ -87,9 +94,10 @@ func (c *blobCache) put(h v1.Hash, data []byte) error {
 		return fmt.Errorf("blob does not match its digest %s", h)
 	}
 	if _, err := os.Lstat(p); err == nil {
+		c.dir.Touch(p)
 		return nil
 	}
-	tmp, err := os.CreateTemp(c.dir, ".tmp-"+h.Hex+"-*")
+	tmp, err := c.dir.Create(blobsSub, h.Hex)
 	if err != nil {
 		return err
 	}
@@ -98,18 +106,17 @@ func (c *blobCache) put(h v1.Hash, data []byte) error {
 		os.Remove(tmp.Name())
 		return err
 	}
-	return c.commit(tmp, p)
+	return c.commit(tmp, h)
 }
 
 // tee returns a reader of rc that also writes what it reads to the cache
 // and stores the blob once rc has been read to its end and matched h and
 // size. A reader closed early stores nothing.
 func (c *blobCache) tee(rc io.ReadCloser, h v1.Hash, size int64) io.ReadCloser {
-	p, ok := c.path(h)
-	if !ok {
+	if _, ok := c.path(h); !ok {
 		return rc
 	}
-	tmp, err := os.CreateTemp(c.dir, ".tmp-"+h.Hex+"-*")
+	tmp, err := c.dir.Create(blobsSub, h.Hex)
 	if err != nil {
 		return rc // the cache is an optimisation: stream without it
 	}
@@ -121,26 +128,19 @@ func (c *blobCache) tee(rc io.ReadCloser, h v1.Hash, size int64) io.ReadCloser {
 		t.committed = true
 		// A blob that cannot be stored is fetched again next time; the
 		// read itself succeeded.
-		_ = c.commit(tmp, p)
+		_ = c.commit(tmp, h)
 		return nil
 	})
 }
 
-func (c *blobCache) commit(tmp *os.File, p string) error {
+// commit closes tmp and stores it as the blob h.
+func (c *blobCache) commit(tmp *os.File, h v1.Hash) error {
 	name := tmp.Name()
 	if err := tmp.Close(); err != nil {
 		os.Remove(name)
 		return err
 	}
-	if err := os.Chmod(name, 0o644); err != nil {
-		os.Remove(name)
-		return err
-	}
-	if err := os.Rename(name, p); err != nil {
-		os.Remove(name)
-		return err
-	}
-	return nil
+	return c.dir.Commit(name, blobsSub, h.Hex)
 }
 
 // teeCloser copies what is read from rc to w; a write error only stops the

@@ -58,21 +58,21 @@ func fsContents(t testing.TB, fsys fs.FS) []string {
 	return out
 }
 
-// ExtractFS gives what Extract gives, in memory when the catalog holds
-// only directories and files, on disk otherwise: the same tree, the same
-// error.
-func TestExtractFSMatchesExtract(t *testing.T) {
-	t.Parallel()
-	reg := newRegistry(t, nil)
+// extractCase is an image of TestExtractFSMatchesExtract's table.
+type extractCase struct {
+	name   string
+	labels map[string]string
+	layers []v1.Layer
+	opts   []Option
+	mem    bool // kept in memory
+}
+
+// extractCases are catalog images of every shape ExtractFS and Extract
+// handle, or refuse.
+func extractCases(t *testing.T) []extractCase {
 	big := strings.Repeat("0123456789abcdef", 1<<16) // 1 MiB: later layers are read before their turn
 	catalog := map[string]string{ConfigsLabel: "/configs"}
-	for _, tc := range []struct {
-		name   string
-		labels map[string]string
-		layers []v1.Layer
-		opts   []Option
-		mem    bool // kept in memory
-	}{
+	return []extractCase{
 		{name: "catalog on a base", labels: catalog, mem: true, layers: []v1.Layer{
 			layerOf(t, dir("bin"), file("bin/opm", big), symlink("bin/sh", "/usr/bin/busybox")),
 			layerOf(t, dir("configs"), file("configs/etcd/catalog.json", `{"schema":"olm.package","name":"etcd"}`), file("configs/.indexignore", "*.md"), file("configs/README.md", "x")),
@@ -136,7 +136,16 @@ func TestExtractFSMatchesExtract(t *testing.T) {
 		{name: "a file through a file", labels: catalog, layers: []v1.Layer{
 			layerOf(t, file("configs/a", "a")), layerOf(t, file("configs/a/b", "b")),
 		}},
-	} {
+	}
+}
+
+// ExtractFS gives what Extract gives, in memory when the catalog holds
+// only directories and files, on disk otherwise: the same tree, the same
+// error.
+func TestExtractFSMatchesExtract(t *testing.T) {
+	t.Parallel()
+	reg := newRegistry(t, nil)
+	for _, tc := range extractCases(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ref := reg.push(t, "catalog:"+strings.NewReplacer(" ", "-", ",", "").Replace(tc.name), imageOf(t, tc.labels, tc.layers...))

@@ -98,6 +98,9 @@ func (u *unpacker) layerInTurn(ctx context.Context, l v1.Layer, turn <-chan stru
 	if err != nil {
 		return fmt.Errorf("layer digest: %w", err)
 	}
+	if u.records != nil {
+		return u.layerRecorded(ctx, l, d, turn, next)
+	}
 	layerErr := func(err error) error {
 		var ee *EntryError
 		if errors.As(err, &ee) || errors.Is(err, context.Canceled) {
@@ -123,21 +126,9 @@ func (u *unpacker) layerInTurn(ctx context.Context, l v1.Layer, turn <-chan stru
 	// start applies the layer's kept entries once its turn has come.
 	start := func() error {
 		active = true
-		u.touched = map[string]struct{}{}
-		u.parentOK = ""
-		u.layer = d
-		u.store = ls
-		for _, k := range kept {
-			var content io.Reader = strings.NewReader("")
-			if k.stored {
-				content = &spooled{SectionReader: io.NewSectionReader(ls.f, k.off, k.n), f: ls.f, off: k.off}
-			}
-			if err := u.entry(content, k.hdr); err != nil {
-				return &EntryError{Layer: d, Entry: k.hdr.Name, Err: err}
-			}
-		}
+		err := u.applyKept(d, ls, kept)
 		kept = nil
-		return nil
+		return err
 	}
 	myTurn := func() bool {
 		select {
@@ -219,6 +210,56 @@ func (u *unpacker) layerInTurn(ctx context.Context, l v1.Layer, turn <-chan stru
 		if err := start(); err != nil {
 			return err
 		}
+	}
+	close(next)
+	return nil
+}
+
+// applyKept starts applying the layer d, whose storage is ls: the entries
+// kept before its turn first.
+func (u *unpacker) applyKept(d v1.Hash, ls *layerStore, kept []keptEntry) error {
+	u.touched = map[string]struct{}{}
+	u.parentOK = ""
+	u.layer = d
+	u.store = ls
+	for _, k := range kept {
+		var content io.Reader = strings.NewReader("")
+		if k.stored {
+			content = &spooled{SectionReader: io.NewSectionReader(ls.f, k.off, k.n), f: ls.f, off: k.off}
+		}
+		if err := u.entry(content, k.hdr); err != nil {
+			return &EntryError{Layer: d, Entry: k.hdr.Name, Err: err}
+		}
+	}
+	return nil
+}
+
+// layerRecorded is layerInTurn with a cache of layer records
+// (records.go): the layer's record, or the layer read whole into a new
+// record, is applied once turn is closed.
+func (u *unpacker) layerRecorded(ctx context.Context, l v1.Layer, d v1.Hash, turn <-chan struct{}, next chan<- struct{}) error {
+	ls := &layerStore{}
+	defer func() { u.dest.release(ls) }()
+	kept, ok, err := u.records.replay(u, d, ls)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		if kept, err = u.records.record(ctx, u, l, d, ls); err != nil {
+			var ee *EntryError
+			if errors.As(err, &ee) || errors.Is(err, context.Canceled) || ctx.Err() != nil {
+				return err
+			}
+			return fmt.Errorf("layer %s: %w", d, err)
+		}
+	}
+	select {
+	case <-turn:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if err := u.applyKept(d, ls, kept); err != nil {
+		return err
 	}
 	close(next)
 	return nil

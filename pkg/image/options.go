@@ -12,12 +12,14 @@ import (
 	"path"
 	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/fastopm/fastopm/pkg/diskcache"
 	"github.com/fastopm/fastopm/pkg/progress"
 	"github.com/fastopm/fastopm/pkg/scratch"
 )
@@ -34,6 +36,7 @@ type options struct {
 	rootCAs       *x509.CertPool
 	auth          authn.Authenticator
 	cacheDir      string
+	cacheMax      int64 // 0: diskcache.DefaultMaxSize; < 0: no bound
 	platform      *v1.Platform
 	limits        Limits
 	paths         []string
@@ -41,13 +44,15 @@ type options struct {
 	progress      *progress.Reporter
 	stream        func(StreamedFile)
 
+	cache *cacheHandle // the cache directory, opened once
+
 	// dial replaces the dialer of the default transport; tests use it to
 	// reach an in-process TLS registry under a non-loopback host name.
 	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 func makeOptions(opts ...Option) (*options, error) {
-	o := &options{limits: DefaultLimits}
+	o := &options{limits: DefaultLimits, cache: &cacheHandle{}}
 	for _, opt := range opts {
 		if opt == nil {
 			continue
@@ -110,14 +115,65 @@ func WithAuth(a authn.Authenticator) Option {
 }
 
 // WithCacheDir keeps pulled manifests, configs and layers in dir, keyed by
-// digest, so that pulling the same content again downloads nothing. The
-// directory is created when needed. An empty dir disables the cache (the
-// default).
+// digest, so that pulling the same content again downloads nothing, and
+// what unpacking each layer yields (its entries and the content of the
+// files unpacked from it), so that unpacking it again reads no layer. The
+// directory is created when needed and bounded in size (WithCacheMaxSize).
+// An empty dir disables the cache (the default).
 func WithCacheDir(dir string) Option {
 	return func(o *options) error {
 		o.cacheDir = dir
 		return nil
 	}
+}
+
+// WithCacheMaxSize bounds the cache directory of WithCacheDir to n bytes:
+// past it, the files used least recently are removed. 0 takes
+// DefaultCacheMaxSize; a negative n sets no bound.
+func WithCacheMaxSize(n int64) Option {
+	return func(o *options) error {
+		o.cacheMax = n
+		return nil
+	}
+}
+
+// WithError fails every function it is given to with err: for callers
+// that build an option list from settings that may be wrong (an
+// environment variable), so that the error surfaces where the options are
+// used.
+func WithError(err error) Option {
+	return func(*options) error { return err }
+}
+
+// DefaultCacheMaxSize is the bound of the cache directory unless
+// WithCacheMaxSize sets another.
+const DefaultCacheMaxSize = diskcache.DefaultMaxSize
+
+// openCache opens the cache directory; nil without WithCacheDir.
+func (o *options) openCache() (*diskcache.Dir, error) {
+	if o.cacheDir == "" {
+		return nil, nil
+	}
+	h := o.cache
+	h.once.Do(func() {
+		max := o.cacheMax
+		if max == 0 {
+			max = DefaultCacheMaxSize
+		}
+		h.dir, h.err = diskcache.Open(o.cacheDir, max)
+		if h.err != nil {
+			h.err = fmt.Errorf("image cache: %w", h.err)
+		}
+	})
+	return h.dir, h.err
+}
+
+// cacheHandle is the cache directory of a list of options, opened when
+// first needed.
+type cacheHandle struct {
+	once sync.Once
+	dir  *diskcache.Dir
+	err  error
 }
 
 // WithPlatform picks the image for p out of a multi-platform index; an

@@ -53,10 +53,12 @@ func (o *options) pull(ctx context.Context, ref string) (v1.Image, error) {
 		return nil, err
 	}
 	p := &puller{ctx: ctx, ref: r, repo: r.Context()}
-	if o.cacheDir != "" {
-		if p.cache, err = openBlobCache(o.cacheDir); err != nil {
-			return nil, err
-		}
+	d, err := o.openCache()
+	if err != nil {
+		return nil, err
+	}
+	if d != nil {
+		p.cache = openBlobCache(d)
 	}
 	if p.remote, err = remote.NewPuller(o.remoteOptions(ctx)...); err != nil {
 		return nil, fmt.Errorf("pull %s: %w", ref, err)

@@ -125,8 +125,12 @@ func (o *options) unpack(ctx context.Context, img v1.Image, dst string) error {
 	}
 	fresh := len(ents) == 0
 	sel := newSelection(o.paths)
+	records, err := o.layerRecords()
+	if err != nil {
+		return err
+	}
 	for pass := 1; ; pass++ {
-		u := &unpacker{dest: diskDest{root}, limits: o.limits, sel: sel, links: map[string]v1.Hash{}}
+		u := &unpacker{dest: diskDest{root}, limits: o.limits, sel: sel, links: map[string]v1.Hash{}, records: records}
 		if err := u.applyAll(ctx, layers); err != nil {
 			return applyError(imgName, err)
 		}
@@ -166,7 +170,11 @@ func (o *options) unpackMem(ctx context.Context, img v1.Image, t *memTree) error
 	if err != nil {
 		return fmt.Errorf("image %s: list layers: %w", imgName, err)
 	}
-	u := &unpacker{dest: t, limits: o.limits, sel: newSelection(o.paths), links: map[string]v1.Hash{}}
+	records, err := o.layerRecords()
+	if err != nil {
+		return err
+	}
+	u := &unpacker{dest: t, limits: o.limits, sel: newSelection(o.paths), links: map[string]v1.Hash{}, records: records}
 	if err := u.applyAll(ctx, layers); err != nil {
 		return applyError(imgName, err)
 	}
@@ -265,6 +273,8 @@ type unpacker struct {
 	touched map[string]struct{}
 	layer   v1.Hash     // the layer being applied
 	store   *layerStore // its scratch storage
+	// records, when set, keeps what each layer yields (records.go).
+	records *layerRecords
 }
 
 const (

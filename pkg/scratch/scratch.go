@@ -49,6 +49,18 @@ func CreateOrMemory(dir, pattern string) *File {
 	return &File{}
 }
 
+// Wrap makes the open file f scratch storage holding its current bytes:
+// Append adds after them. The File owns f from then on (Close closes it).
+// pkg/image keeps a layer's content in a file of its cache this way, the
+// file renamed into the cache while the process goes on reading it.
+func Wrap(f *os.File) (*File, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	return &File{f: f, size: st.Size()}, nil
+}
+
 // InMemory reports whether the bytes are kept in memory.
 func (s *File) InMemory() bool { return s.f == nil }
 

@@ -77,3 +77,34 @@ func TestFile(t *testing.T) {
 		})
 	}
 }
+
+func TestWrap(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, []byte("head"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Wrap(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Size() != 4 || s.InMemory() {
+		t.Fatalf("size %d, in memory %v; want 4 on disk", s.Size(), s.InMemory())
+	}
+	off, err := s.Append([]byte("tail"))
+	if err != nil || off != 4 {
+		t.Fatalf("Append at %d: %v; want 4", off, err)
+	}
+	// The bytes stay readable once the file is renamed and removed.
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 8)
+	if _, err := s.ReadAt(got, 0); err != nil || string(got) != "headtail" {
+		t.Fatalf("ReadAt: %q, %v", got, err)
+	}
+}

@@ -2,65 +2,85 @@
 // they typed is not there: "package \"infinispn\" not found; did you mean
 // infinispan?". The commands that name packages, channels and bundles use
 // it in their errors.
+//
+// Several names equally near are all offered, never one of them picked:
+// "release-v2.8" is one edit from each of release-v2.3 … release-v2.7,
+// and nothing says which was meant. A hint names up to MaxShown of them,
+// in sorted order, and counts the rest: "did you mean release-v2.3,
+// release-v2.4, release-v2.5 or 2 others?".
 package suggest
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
 
-// MaxName is the longest name, in runes, Closest looks for.
+// MaxName is the longest name, in runes, Nearest looks for.
 const MaxName = 256
 
-// Closest returns the candidate nearest to name, and true, when one is
-// near enough to be a likely typo: equal but for case, or at most a third
-// of name's letters (at least one) inserted, deleted, changed or swapped
-// with a neighbour. Among equally near candidates the first in sorted order
-// wins, so the answer does not depend on the candidates' order. It returns
-// "", false when none is near, or when name is itself a candidate. A name
-// longer than MaxName runes gets no suggestion: no catalog name is that
-// long, and the comparison's cost grows with the product of the lengths
-// (a server answers names from requests).
-func Closest(name string, candidates []string) (string, bool) {
+// MaxShown is how many equally near names a hint names; the others are
+// counted ("or 2 others").
+const MaxShown = 3
+
+// Nearest returns the candidates nearest to name when they are near
+// enough to be a likely typo: equal but for case, or at most a third of
+// name's letters (at least one) inserted, deleted, changed or swapped
+// with a neighbour. Every candidate at that distance is returned, in
+// sorted order (each once): when several are equally near, nothing tells
+// which one was meant, so none is picked over the others. It returns nil
+// when none is near, or when name is itself a candidate. A name longer
+// than MaxName runes gets no suggestion: no catalog name is that long,
+// and the comparison's cost grows with the product of the lengths (a
+// server answers names from requests).
+func Nearest(name string, candidates []string) []string {
 	n := utf8.RuneCountInString(name)
 	if n > MaxName {
-		return "", false
+		return nil
 	}
 	limit := max(1, n/3)
 	lower := strings.ToLower(name)
 	ln := utf8.RuneCountInString(lower)
-	best, bestDist := "", limit+1
+	var best []string
+	bestDist := limit + 1
 	for _, c := range candidates {
 		if c == name {
-			return "", false
+			return nil
 		}
-		// A length difference alone exceeds the limit (the distance is
-		// at least the difference): no need to compute.
+		// A length difference alone exceeds the limit, or the nearest
+		// distance so far (the distance is at least the difference): no
+		// need to compute.
 		lc := strings.ToLower(c)
-		if d := utf8.RuneCountInString(lc) - ln; d > limit || -d > limit {
+		if d, most := utf8.RuneCountInString(lc)-ln, min(limit, bestDist); d > most || -d > most {
 			continue
 		}
-		d := distance(lower, lc)
-		if d < bestDist || (d == bestDist && c < best) {
-			best, bestDist = c, d
+		switch d := distance(lower, lc); {
+		case d < bestDist:
+			best, bestDist = append(best[:0], c), d
+		case d == bestDist:
+			best = append(best, c)
 		}
 	}
 	if bestDist > limit {
-		return "", false
+		return nil
 	}
-	return best, true
+	slices.Sort(best)
+	return slices.Compact(best)
 }
 
-// ClosestBundle is Closest for bundle names, which carry versions: a
+// NearestBundle is Nearest for bundle names, which carry versions: a
 // name that differs from name only in its digits (etcd.v0.9.3 for
 // etcd.v0.9.2) is another version, likely one the catalog no longer has,
 // not a typo, so it is not suggested.
-func ClosestBundle(name string, candidates []string) (string, bool) {
-	c, ok := Closest(name, candidates)
-	if !ok || withoutDigits(c) == withoutDigits(name) {
-		return "", false
+func NearestBundle(name string, candidates []string) []string {
+	var out []string
+	for _, c := range Nearest(name, candidates) {
+		if withoutDigits(c) != withoutDigits(name) {
+			out = append(out, c)
+		}
 	}
-	return c, true
+	return out
 }
 
 func withoutDigits(s string) string {
@@ -72,22 +92,38 @@ func withoutDigits(s string) string {
 	}, s)
 }
 
-// Hint returns "; did you mean X?" for Closest's answer, or "".
+// Hint returns "; did you mean X?" for Nearest's answer ("X or Y", "X,
+// Y or Z", "X, Y, Z or 2 others" when several are equally near), or ""
+// when it has none.
 func Hint(name string, candidates []string) string {
-	return hint(Closest(name, candidates))
+	return hint(Nearest(name, candidates))
 }
 
-// BundleHint is Hint for bundle names: "; did you mean X?" for
-// ClosestBundle's answer, or "".
+// BundleHint is Hint for bundle names: NearestBundle's answer.
 func BundleHint(name string, candidates []string) string {
-	return hint(ClosestBundle(name, candidates))
+	return hint(NearestBundle(name, candidates))
 }
 
-func hint(c string, ok bool) string {
-	if !ok {
+func hint(names []string) string {
+	if len(names) == 0 {
 		return ""
 	}
-	return "; did you mean " + c + "?"
+	return "; did you mean " + Words(names) + "?"
+}
+
+// Words joins names as a hint says them: "a", "a or b", "a, b or c",
+// "a, b, c or 2 others" (at most MaxShown named).
+func Words(names []string) string {
+	switch n := len(names); {
+	case n <= 1:
+		return strings.Join(names, "")
+	case n <= MaxShown:
+		return strings.Join(names[:n-1], ", ") + " or " + names[n-1]
+	case n == MaxShown+1:
+		return strings.Join(names[:MaxShown], ", ") + " or 1 other"
+	default:
+		return strings.Join(names[:MaxShown], ", ") + fmt.Sprintf(" or %d others", n-MaxShown)
+	}
 }
 
 // distance is the optimal string alignment distance between a and b, in

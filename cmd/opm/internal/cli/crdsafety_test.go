@@ -114,6 +114,12 @@ func TestCRDUpgradeSafety(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 1 || len(rep.Violations) != 2 || rep.Violations[0].Rule != "crd-upgrade" || rep.Violations[0].Bundle != "cron.v2" {
 		t.Errorf("rebuilt: exit %d, %v\n%s", code, err, out)
 	}
+	// The changed CRD is a change, by kind and name, above the
+	// violations it causes.
+	if code, out, _ := run(t, "alpha", "diff", old, rebuilt, "--check"); code != 1 ||
+		!strings.HasPrefix(out, "package cron\n  bundle cron.v2: object CustomResourceDefinition crontabs.stable.example.com changed\n  channel stable: cron.v2 image ") {
+		t.Errorf("rebuilt, text: exit %d\n%s", code, out)
+	}
 
 	// query updates: the step OLM refuses, with its changes.
 	code, out, errOut = run(t, "alpha", "query", "updates", new, "-p", "cron", "--from", "cron.v1")
@@ -125,8 +131,13 @@ func TestCRDUpgradeSafety(t *testing.T) {
 			t.Errorf("query updates lacks %q:\n%s", want, out)
 		}
 	}
-	if code != 0 || strings.Contains(out, "cron.v1 -> cron.v2:") {
+	if code != 0 || strings.Contains(out, "cron.v1 -> cron.v2:") || !strings.HasSuffix(out, "\n  1 other step compared: no incompatible change\n") {
 		t.Errorf("query updates: exit %d, %s\n%s", code, errOut, out)
+	}
+	// Compared and nothing refused: said, not left out (issue 27).
+	code, out, _ = run(t, "alpha", "query", "updates", old, "-p", "cron", "--from", "cron.v1")
+	if code != 0 || !strings.HasSuffix(out, "\ncrds:\n  every step compared (1 step): no incompatible change\n") {
+		t.Errorf("query updates, nothing refused: exit %d\n%s", code, out)
 	}
 	code, out, _ = run(t, "alpha", "query", "updates", new, "-p", "cron", "--from", "cron.v1", "-o", "json")
 	var a updates.Answer

@@ -26,7 +26,11 @@ func newDiffCmd(s Streams, g *globalOptions) *cobra.Command {
 		Short: "Show what changed between two catalogs, and check that no installed bundle is stranded",
 		Long: `Show, per package, what changed from the catalog OLD to the catalog NEW
 (directories or catalog images): packages, channels, default channels,
-channel heads, bundles, upgrade edges, bundle images and deprecations.
+channel heads, bundles, upgrade edges, bundle images and deprecations,
+and what each bundle both hold carries: its properties (each value added,
+removed or changed: olm.gvk.required, olm.package.required, ...), the
+objects of its olm.bundle.object properties (by kind and name: a CRD
+changed) and its related images.
 
 With --check, also apply OLM's update rules to the change, and exit 1 when
 one is broken:
@@ -103,7 +107,7 @@ question of the uninstallable rule was undecided within --timeout.`,
 	addTimeoutFlag(cmd, &timeout, &terms)
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "Output format (text|json|markdown)")
 	addImageCacheFlag(cmd, &cacheDir)
-	return usageExitCode(plainErrors(cmd), 2)
+	return questionCommand(cmd)
 }
 
 type diffReport struct {
@@ -160,6 +164,25 @@ func describe(c updates.Change) string {
 		return fmt.Sprintf("channel %s: %s gets the olm.deprecated property (OLM no longer installs it)", c.Channel, c.Bundle)
 	case "olm-deprecated-removed":
 		return fmt.Sprintf("channel %s: %s loses the olm.deprecated property", c.Channel, c.Bundle)
+	case updates.PropertyAdded:
+		return fmt.Sprintf("bundle %s: property %s added%s", c.Bundle, c.Property, value(": ", c.New))
+	case updates.PropertyRemoved:
+		return fmt.Sprintf("bundle %s: property %s removed%s", c.Bundle, c.Property, value(": ", c.Old))
+	case updates.PropertyChanged:
+		if c.Old == "" || c.New == "" {
+			return fmt.Sprintf("bundle %s: property %s changed", c.Bundle, c.Property)
+		}
+		return fmt.Sprintf("bundle %s: property %s %s → %s", c.Bundle, c.Property, c.Old, c.New)
+	case updates.ObjectAdded:
+		return fmt.Sprintf("bundle %s: object %s added", c.Bundle, c.Object)
+	case updates.ObjectRemoved:
+		return fmt.Sprintf("bundle %s: object %s removed", c.Bundle, c.Object)
+	case updates.ObjectChanged:
+		return fmt.Sprintf("bundle %s: object %s changed", c.Bundle, c.Object)
+	case updates.RelatedImageAdded:
+		return fmt.Sprintf("bundle %s: related image %s added", c.Bundle, c.New)
+	case updates.RelatedImageRemoved:
+		return fmt.Sprintf("bundle %s: related image %s removed", c.Bundle, c.Old)
 	}
 	where := "package"
 	switch {
@@ -175,6 +198,15 @@ func describe(c updates.Change) string {
 		return fmt.Sprintf("%s no longer deprecated", where)
 	}
 	return fmt.Sprintf("%s deprecation message changed: %s", where, c.New)
+}
+
+// value is sep and a property's value, or "" when the change does not
+// carry it (longer than updates.MaxShownValue).
+func value(sep, v string) string {
+	if v == "" {
+		return ""
+	}
+	return sep + v
 }
 
 func (r *diffReport) writeText(w io.Writer, check bool) error {
@@ -269,8 +301,15 @@ func (r *diffReport) checkLines() []checkLine {
 		if len(vs)-1 > foldShown {
 			names = append(names, fmt.Sprintf("and %d more", len(vs)-1-foldShown))
 		}
-		fails[i].Message += fmt.Sprintf("; nor do those starting at %d more of its bundles (%s; -o json gives each one's reason)",
-			len(vs)-1, strings.Join(names, ", "))
+		// The first line is the channel's own Subscription (no starting
+		// bundle) or one starting at a bundle: only then are the others
+		// "more" of its bundles.
+		more := ""
+		if vs[0].Bundle != "" {
+			more = " more"
+		}
+		fails[i].Message += fmt.Sprintf("; nor do those starting at %d%s of its bundles (%s; -o json gives each one's reason)",
+			len(vs)-1, more, strings.Join(names, ", "))
 	}
 	for _, pkg := range foldOrder {
 		vs := folded[pkg]

@@ -227,8 +227,14 @@ func TestDiffUninstallable(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errOut := run(t, "alpha", "diff", old, new, "--check")
+	// The change to etcd, which only its bundles' properties show, is
+	// listed above the violation it causes (issue 27: it was not, and
+	// with only that change the diff said "no changes" above it).
 	want := `package broken
   channel stable: broken.v1.1.0 image quay.io/example/broken-bundle:v1.1.0 → quay.io/example/broken-bundle:v1.1.0-1
+package etcd
+  bundle etcdoperator.v0.10.0: property olm.gvk removed: {"group":"etcd.database.coreos.com","kind":"EtcdRestore","version":"v1beta2"}
+  bundle etcdoperator.v0.9.4: property olm.gvk removed: {"group":"etcd.database.coreos.com","kind":"EtcdRestore","version":"v1beta2"}
 violation [uninstallable] etcd-backup/stable: a new Subscription to the channel resolves in the old catalog; in the new one it is unsatisfiable: etcd-backup.v1.0.0 requires GVK etcd.database.coreos.com/v1beta2/EtcdRestore; no bundle in the catalogs provides it; nor does one starting at etcd-backup.v1.0.0 (-o json gives its reason)
 check failed: 2 violations, 0 warnings
 `
@@ -240,15 +246,37 @@ check failed: 2 violations, 0 warnings
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Violations) != 2 {
 		t.Fatalf("json: %v\n%s", err, out)
 	}
+	if len(rep.Changes) != 3 || rep.Changes[1] != (updates.Change{Package: "etcd", Bundle: "etcdoperator.v0.10.0", Kind: "property-removed", Property: "olm.gvk",
+		Old: `{"group":"etcd.database.coreos.com","kind":"EtcdRestore","version":"v1beta2"}`}) {
+		t.Errorf("json changes: %+v", rep.Changes)
+	}
 	for i, bundle := range []string{"", "etcd-backup.v1.0.0"} {
 		if v := rep.Violations[i]; v.Rule != "uninstallable" || v.Package != "etcd-backup" || v.Channel != "stable" || v.Bundle != bundle || v.Warning {
 			t.Errorf("json violation %d: %+v", i, v)
 		}
 	}
 	_, out, _ = run(t, "alpha", "diff", old, new, "--check", "-o", "markdown")
-	if !strings.Contains(out, "| ❌ | uninstallable | etcd-backup/stable | a new Subscription to the channel resolves") || !strings.HasSuffix(out, "\n**check failed: 2 violations, 0 warnings**\n") {
+	if !strings.Contains(out, "| ❌ | uninstallable | etcd-backup/stable | a new Subscription to the channel resolves") || !strings.HasSuffix(out, "\n**check failed: 2 violations, 0 warnings**\n") ||
+		!strings.Contains(out, `| etcd | bundle etcdoperator.v0.9.4: property olm.gvk removed: {"group":"etcd.database.coreos.com","kind":"EtcdRestore","version":"v1beta2"} |`) || strings.Contains(out, "No changes.") {
 		t.Errorf("markdown:\n%s", out)
 	}
+	// The change to etcd alone: its properties are the changes listed,
+	// never "no changes" above the violation, in every format.
+	onlyEtcd := t.TempDir()
+	if err := os.WriteFile(filepath.Join(onlyEtcd, "catalog.yaml"), []byte(strings.ReplaceAll(string(data), "- type: olm.gvk\n  value: {group: etcd.database.coreos.com, version: v1beta2, kind: EtcdRestore}\n", "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = run(t, "alpha", "diff", old, onlyEtcd, "--check")
+	if code != 1 || !strings.HasPrefix(out, "package etcd\n  bundle etcdoperator.v0.10.0: property olm.gvk removed: ") || strings.Contains(out, "no changes") {
+		t.Errorf("etcd only: exit %d\n%s", code, out)
+	}
+	if _, out, _ = run(t, "alpha", "diff", old, onlyEtcd, "--check", "-o", "markdown"); strings.Contains(out, "No changes.") || !strings.Contains(out, "| etcd | bundle etcdoperator.v0.10.0: property olm.gvk removed") {
+		t.Errorf("etcd only, markdown:\n%s", out)
+	}
+	if _, out, _ = run(t, "alpha", "diff", old, onlyEtcd, "--check", "-o", "json"); strings.Contains(out, `"changes": []`) || !strings.Contains(out, `"kind": "property-removed"`) {
+		t.Errorf("etcd only, json:\n%s", out)
+	}
+
 	// Without the change to etcd, broken alone: nothing becomes
 	// uninstallable.
 	onlyBroken := t.TempDir()
@@ -262,14 +290,16 @@ check failed: 2 violations, 0 warnings
 
 // TestDiffFoldUninstallable: a channel's uninstallable subscriptions are
 // one line of text, at the place of the first, naming a few of the
-// others; each is counted.
+// others; each is counted. The others are "more" of the channel's
+// bundles only when the first starts at one (issue 27: "9 more of its
+// bundles" for a channel of 9 bundles, below the channel's own line).
 func TestDiffFoldUninstallable(t *testing.T) {
 	rep := diffReport{Changes: []updates.Change{{Package: "p", Kind: "package-added"}}}
 	u := func(ch, bundle string) updates.Violation {
 		return updates.Violation{Package: "p", Channel: ch, Bundle: bundle, Rule: "uninstallable", Message: "m " + bundle}
 	}
 	rep.Violations = []updates.Violation{
-		u("alpha", "p.v1"),
+		u("alpha", "p.v1"), u("alpha", "p.v2"), u("alpha", "p.v3"),
 		u("stable", ""), u("stable", "p.v1"), u("stable", "p.v2"),
 		{Package: "p", Channel: "stable", Bundle: "p.v2", Rule: "stranded", Message: "s"},
 		u("stable", "p.v3"), u("stable", "p.v4"), u("stable", "p.v5"),
@@ -280,10 +310,10 @@ func TestDiffFoldUninstallable(t *testing.T) {
 	}
 	want := `package p
   package added (default channel )
-violation [uninstallable] p/alpha/p.v1: m p.v1
-violation [uninstallable] p/stable: m ; nor do those starting at 5 more of its bundles (p.v1, p.v2, p.v3, and 2 more; -o json gives each one's reason)
+violation [uninstallable] p/alpha/p.v1: m p.v1; nor do those starting at 2 more of its bundles (p.v2, p.v3; -o json gives each one's reason)
+violation [uninstallable] p/stable: m ; nor do those starting at 5 of its bundles (p.v1, p.v2, p.v3, and 2 more; -o json gives each one's reason)
 violation [stranded] p/stable/p.v2: s
-check failed: 8 violations, 0 warnings
+check failed: 10 violations, 0 warnings
 `
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)

@@ -47,7 +47,11 @@ written: replaces edges are re-pointed to the nearest kept bundle down the
 chain, skips of removed bundles are dropped, a kept bundle whose only way to
 the head went through removed bundles is skipped by the new head (so it
 still updates to it), deprecations of removed bundles and channels are
-dropped.`,
+dropped.
+
+Exit codes: 0 when the catalog was written, 2 when the command line, the
+configuration or the catalog is wrong, or the result could not be
+written (nothing is written then).`,
 		Example: `  opm alpha filter quay.io/example/catalog:latest ./filtered --config filter.yaml
   opm alpha filter ./catalog --config filter.yaml -o yaml > filtered.yaml`,
 		Args: cobra.RangeArgs(1, 2),
@@ -64,8 +68,7 @@ dropped.`,
 					Allowed: action.RefCatalogDir | action.RefCatalogImage}}
 			sum, err := runFilter(cmd.Context(), &f, configFile, args[1:])
 			if err != nil {
-				fmt.Fprintf(s.Err, "Error: %v\n", err)
-				return &ExitError{Code: 1}
+				return &ExitError{Code: 2, Err: err}
 			}
 			rep.Printf("%s", sum)
 			return nil
@@ -74,7 +77,7 @@ dropped.`,
 	cmd.Flags().StringVarP(&configFile, "config", "c", "", "the filter configuration (YAML or JSON)")
 	cmd.Flags().StringVarP(&output, "output", "o", "json", "Output format (json|yaml)")
 	addImageCacheFlag(cmd, &cacheDir)
-	return cmd
+	return questionCommand(cmd)
 }
 
 // runFilter reads the configuration and runs f, into the directory dir[0]

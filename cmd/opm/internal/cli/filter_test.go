@@ -47,7 +47,7 @@ func TestFilterFlags(t *testing.T) {
 	wd := t.TempDir()
 	t.Chdir(wd)
 	code, _, errOut = run(t, "alpha", "filter", catalog, "--config", conf, "-o", "yaml-dir")
-	if code != 1 || !strings.HasPrefix(errOut, `Error: invalid --output value "yaml-dir", expected (json|yaml): -o is the format, as in opm render; the output directory is the argument after INDEX`) {
+	if code != 2 || !strings.HasPrefix(errOut, `Error: invalid --output value "yaml-dir", expected (json|yaml): -o is the format, as in opm render; the output directory is the argument after INDEX`) {
 		t.Errorf("-o DIR: exit %d, %q", code, errOut)
 	}
 	if ents, _ := os.ReadDir(wd); len(ents) != 0 {
@@ -60,7 +60,7 @@ func TestFilterFlags(t *testing.T) {
 	} {
 		write(tc.conf)
 		code, out, errOut := run(t, "alpha", "filter", catalog, "--config", conf)
-		if code != 1 || out != "" || errOut != "Error: "+tc.want {
+		if code != 2 || out != "" || errOut != "Error: "+tc.want {
 			t.Errorf("exit %d, stdout %q, stderr %q\nwant Error: %s", code, out, errOut, tc.want)
 		}
 	}
@@ -78,7 +78,7 @@ func TestFilterFlags(t *testing.T) {
 		file:   `Error: output directory "` + file + `" is a file, not a directory` + "\n",
 		notDir: `Error: mkdir ` + file + `: not a directory` + "\n",
 	} {
-		if code, out, errOut := run(t, "alpha", "filter", catalog, dir, "--config", conf); code != 1 || out != "" || errOut != want {
+		if code, out, errOut := run(t, "alpha", "filter", catalog, dir, "--config", conf); code != 2 || out != "" || errOut != want {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q, want %q", dir, code, out, errOut, want)
 		}
 	}

@@ -85,6 +85,11 @@ A separate builder and base image can be specified. The builder image may not be
 	return cmd
 }
 
+// opmBinaryForImages, when set, is the opm a base built without
+// --base-image holds, in place of the running executable (tests, whose
+// executable is the test binary).
+var opmBinaryForImages string
+
 // newGenerateImageCmd is `opm generate image`, a fastopm addition. cache
 // replaces the serve cache builder (tests); nil means
 // action.BuildServeCache.
@@ -140,6 +145,7 @@ and the push.`,
 				ImageOptions: g.imageOptions(cacheDir),
 				Cache:        cache,
 				CacheHTTP:    cacheHTTP,
+				OpmBinary:    opmBinaryForImages,
 				Progress:     progress.New(s.Err, s.Terminal),
 			}
 			if output != "" {

@@ -117,6 +117,20 @@ func TestListAndRenderGraphMatchUpstream(t *testing.T) {
 			t.Parallel()
 			for _, c := range cases {
 				code, out, errs := run(t, c.args...)
+				if want, ok := deliberate[c.name]; ok && c.exit == want.upstreamExit {
+					switch c.name {
+					case "render-graph-help":
+						checkRenderGraphHelp(t, dir, c.name, code, 0, out, errs)
+						continue
+					case "render-graph-no-args":
+						checkRenderGraphHelp(t, dir, c.name, code, 1, errs, out)
+						continue
+					}
+					if code != want.exit || out != "" || normalizeStderr(errs) != want.stderr {
+						t.Errorf("%s: exit %d, stdout %q, stderr %q; want %d, nothing, %q (a deliberate difference from upstream)", c.name, code, out, normalizeStderr(errs), want.exit, want.stderr)
+					}
+					continue
+				}
 				if code != c.exit {
 					t.Errorf("%s: exit %d, upstream %d (stderr %s)", c.name, code, c.exit, errs)
 				}
@@ -165,6 +179,68 @@ func TestListAndRenderGraphMatchUpstream(t *testing.T) {
 	if total < 300 {
 		t.Errorf("only %d cases", total)
 	}
+}
+
+// deliberate are the recorded cases where we differ from upstream on
+// purpose (docs/compatibility.md): `render-graph
+// -p` of a package the catalog does not have prints upstream's empty
+// graph (the legend only); here it is an error, as `list channels` of
+// that package is upstream's (issue 27).
+var deliberate = map[string]struct {
+	upstreamExit int // the case is deliberate only where upstream exits so
+	exit         int
+	stderr       string
+}{
+	"render-graph@no-such-package": {0, 1, "stdlog: package \"no-such-package\" not found\n"},
+	// Upstream's help describes mermaid only, and a docker pipe to draw
+	// it: ours shows -o svg, -o dot and several catalogs
+	// (checkRenderGraphHelp).
+	"render-graph-help": {upstreamExit: 0},
+	// Upstream prints the usage with the examples.
+	"render-graph-no-args": {upstreamExit: 1},
+}
+
+// checkRenderGraphHelp checks render-graph's help (or usage, after a
+// command-line error): its description and examples show -o svg, -o dot
+// and several catalogs (issue 27), and everything else (the error line,
+// the usage line, the flags) is upstream's, with our flags added. text is
+// the help's stream (stdout for --help, stderr for an error), other the
+// stream that must be empty.
+func checkRenderGraphHelp(t *testing.T, dir, name string, code, wantCode int, text, other string) {
+	t.Helper()
+	if code != wantCode || other != "" || !strings.Contains(text, "Usage:") || !strings.Contains(text, "Flags:") {
+		t.Fatalf("%s: exit %d, want %d; other stream %q\n%s", name, code, wantCode, other, text)
+	}
+	for _, s := range []string{"render-graph ./catalog -p etcd -o svg", "-o dot", "render-graph ./community ./certified", "mermaid-cli"} {
+		if !strings.Contains(text, s) {
+			t.Errorf("%s lacks %q:\n%s", name, s, text)
+		}
+	}
+	if name == "render-graph-help" {
+		for _, s := range []string{"-o svg draws", "one or more\nindexes", "several drawn\nas one catalog"} {
+			if !strings.Contains(text, s) {
+				t.Errorf("%s lacks %q:\n%s", name, s, text)
+			}
+		}
+	}
+	ext := ".out"
+	if wantCode != 0 {
+		ext = ".err"
+	}
+	want, err := os.ReadFile(filepath.Join(dir, name+ext))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What comes before the description, the usage line, and the flags.
+	part := func(s string) string {
+		head := ""
+		if wantCode != 0 {
+			head, _, _ = strings.Cut(s, "\n")
+		}
+		usage, _, _ := strings.Cut(s[strings.Index(s, "Usage:"):], "Examples:")
+		return head + "\n" + usage + s[strings.Index(s, "Flags:"):]
+	}
+	compareStderr(t, name, part(text), part(string(want)))
 }
 
 // sampledCatalogs are the catalogs of the list and render-graph goldens
@@ -443,5 +519,30 @@ func TestRenderGraphOutputFlag(t *testing.T) {
 	code, out, errs := run(t, "alpha", "render-graph", "does-not-exist/", "--output", "png")
 	if code != 1 || out != "" || normalizeStderr(errs) != `stdlog: invalid --output value "png", expected (mermaid|dot|svg)`+"\n" {
 		t.Errorf("-o png: exit %d, %q, %q", code, out, errs)
+	}
+}
+
+// TestRenderGraphMisspeltPackage: render-graph -p of a package no catalog
+// has says so on stderr, with the nearest names, draws nothing and exits
+// 1 in every format (upstream draws an empty graph, for -o svg a legend
+// only, and exits 0: issue 27); list channels and bundles of such a
+// package give the same suggestion after upstream's words.
+func TestRenderGraphMisspeltPackage(t *testing.T) {
+	cat := filepath.Join(goldenRoot, "example")
+	for _, format := range []string{"mermaid", "dot", "svg"} {
+		code, out, errs := run(t, "alpha", "render-graph", cat, "-p", "memcahced", "-o", format)
+		if code != 1 || out != "" || normalizeStderr(errs) != "stdlog: package \"memcahced\" not found; did you mean memcached?\n" {
+			t.Errorf("-o %s: exit %d, stdout %q, stderr %q", format, code, out, errs)
+		}
+	}
+	// Several catalogs: a package of any of them is drawn.
+	if code, out, errs := run(t, "alpha", "render-graph", cat, filepath.Join(goldenRoot, "updates"), "-p", "etcd"); code != 0 || !strings.Contains(out, "etcdoperator.v0.9.4") {
+		t.Errorf("etcd of the second catalog: exit %d, %s\n%s", code, errs, out)
+	}
+	for _, list := range []string{"channels", "bundles"} {
+		code, out, errs := run(t, "alpha", "list", list, cat, "memcahced")
+		if code != 1 || out != "" || normalizeStderr(errs) != "logrus fatal: \"package \\\"memcahced\\\" not found; did you mean memcached?\"\n" {
+			t.Errorf("list %s: exit %d, stdout %q, stderr %q", list, code, out, normalizeStderr(errs))
+		}
 	}
 }

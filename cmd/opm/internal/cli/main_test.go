@@ -8,4 +8,16 @@ import (
 )
 
 // Some tests draw SVG with the opm-graphviz program (testutil.UseGraphviz).
-func TestMain(m *testing.M) { os.Exit(testutil.RunWithGraphviz(m)) }
+// The catalog cache of `query install` is a directory of the run's own,
+// never the user's: every question goes through it, so that the tests ask
+// questions both over catalogs loaded and over snapshots of them.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "opm-catalog-cache-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv(catalogCacheEnv, dir)
+	code := testutil.RunWithGraphviz(m)
+	os.RemoveAll(dir)
+	os.Exit(code)
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fastopm/fastopm/alpha/action"
 	"github.com/fastopm/fastopm/alpha/install"
+	"github.com/fastopm/fastopm/alpha/updates"
 )
 
 // newQueryCmd is `opm alpha query`: questions about a catalog that
@@ -25,7 +26,7 @@ func newQueryCmd(s Streams, g *globalOptions) *cobra.Command {
 	cmd.AddCommand(newQueryUpdatesCmd(s, g))
 	cmd.AddCommand(newQueryInstallCmd(s, g))
 	cmd.AddCommand(newQueryClusterCmd(s, g))
-	return plainErrors(cmd)
+	return questionCommand(cmd)
 }
 
 func newQueryUpdatesCmd(s Streams, g *globalOptions) *cobra.Command {
@@ -83,12 +84,15 @@ bundles olm.deprecations does not deprecate; and whether OLM v1 can
 install it. --olm both shows OLM v0's and v1's answers side by side and
 where they differ.
 
-Exit codes: 0 whenever the question was answered, a bundle that cannot
-reach the head included (use "opm alpha diff --check" to fail a CI job on
-those), 1 on bad input (a package or channel not found); with --olm v1, 1
-when the ClusterExtension does not resolve (operator-controller's error
-after the answer); with --olm both, 1 when neither OLM answers; 2 when the answer cannot be
-written (a full disk) or was undecided within --timeout.`,
+Exit codes (docs/exit-codes.md): 0 whenever the question was answered, a
+bundle that cannot reach the head included (use "opm alpha diff --check"
+to fail a CI job on those); 1 when the answer is no: OLM v0 resolves no
+update in the channel (several heads, or none it installs); with --olm v1,
+the ClusterExtension does not resolve (operator-controller's error after
+the answer); with --olm both, neither OLM answers; 2 when the question,
+a flag or the input is wrong (a package or channel no catalog holds, a
+catalog that cannot be read), or the answer cannot be written (a full
+disk) or was undecided within --timeout.`,
 		Example: `  opm alpha query updates ./catalog --package etcd --from etcdoperator.v0.9.0
   opm alpha query updates quay.io/example/catalog:latest --package etcd --channel alpha --from 0.9.2 -o json
   opm alpha query updates ./catalog --package etcd --all
@@ -151,7 +155,7 @@ written (a full disk) or was undecided within --timeout.`,
 					err = cmd.Context().Err() // the comparisons of CRDs were stopped
 				}
 				if err != nil {
-					return err
+					return noUpdateAnswer(err)
 				}
 				if output == "json" {
 					return encodeAnswer(s.Out, as)
@@ -166,7 +170,7 @@ written (a full disk) or was undecided within --timeout.`,
 				err = cmd.Context().Err() // the comparisons of CRDs were stopped
 			}
 			if err != nil {
-				return err
+				return noUpdateAnswer(err)
 			}
 			if output == "json" {
 				return encodeAnswer(s.Out, a)
@@ -187,6 +191,19 @@ written (a full disk) or was undecided within --timeout.`,
 		"the time the question may take (its CRD comparisons); past it the answer is undecided (exit 2), never a hang (0: no limit)")
 	addImageCacheFlag(cmd, &cacheDir)
 	return cmd
+}
+
+// noUpdateAnswer is err, exit 1 when it is OLM v0's answer that it
+// resolves no update in the channel (several heads, or none OLM
+// installs): the answer is no. Any other error is a wrong question (a
+// package, channel or version not found: exit 2).
+func noUpdateAnswer(err error) error {
+	var ce *updates.ChainError
+	var ne *updates.NoInstallableError
+	if errors.As(err, &ce) || errors.As(err, &ne) {
+		return &ExitError{Code: 1, Err: err}
+	}
+	return err
 }
 
 // errBudget ends a question's context when its budget (--timeout) is

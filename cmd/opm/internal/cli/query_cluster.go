@@ -146,7 +146,7 @@ when the answer cannot be written.`,
 	f.StringVarP(&output, "output", "o", "text", "Output format (text|json|yaml)")
 	addTimeoutFlag(cmd, &timeout.timeout, &timeout.terms)
 	addImageCacheFlag(cmd, &cacheDir)
-	return usageExitCode(cmd, 2)
+	return cmd
 }
 
 // clusterConfig loads the client configuration of a live cluster as

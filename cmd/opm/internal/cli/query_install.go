@@ -18,6 +18,7 @@ func newQueryInstallCmd(s Streams, g *globalOptions) *cobra.Command {
 		all, every bool
 		output     string
 		cacheDir   string
+		catCache   catalogCacheFlags
 		olm        olmFlags
 		channels   []string
 	)
@@ -51,10 +52,11 @@ for a Subscription without spec.channel.
 --all answers for every package and channel of the catalog (--every-bundle
 also for every bundle, as a starting bundle) in a table, or JSON.
 
-Exit codes: 0 when the Subscription is installable (and always with
---all), 1 when it is not, 2 when a catalog cannot be read or is invalid,
-or the question or the command line is wrong, or the answer cannot be
-written.
+Exit codes (docs/exit-codes.md): 0 when the Subscription is installable
+(and always with --all), 1 when it is not, 2 when a catalog cannot be read
+or is invalid, or the question or the command line is wrong (a package,
+channel or bundle no catalog holds: the error names the nearest), or the
+answer cannot be written.
 
 --olm v1 answers with OLM v1's rules instead (operator-controller v1.11.0):
 the one bundle a new ClusterExtension for the package resolves to (the
@@ -112,12 +114,22 @@ words. --all answers for every package and channel of the catalog;
 				cats = append(cats, ic)
 			}
 			if olm.olm != "v0" {
+				// OLM v1 reads more of each catalog than a snapshot holds
+				// (bundle objects): the cache serves OLM v0 only. Set
+				// from the environment, it is left unused.
+				if cmd.Flags().Changed("catalog-cache-dir") {
+					return &usageReport{errors.New("--catalog-cache-dir serves OLM v0's questions only: not with --olm " + olm.olm)}
+				}
 				return runInstallOLM(cmd, s, g, cacheDir, cats, &olm, sub, channels, all, output)
 			}
 			action.NameInstallCatalogs(cats)
 			res := &action.Resolver{ImageOptions: g.imageOptions(cacheDir), MaxFileSize: g.maxFileSize.limit(),
 				Allowed: action.RefCatalogDir | action.RefCatalogImage}
-			loaded, _, err := action.LoadInstallCatalogs(cmd.Context(), res, cats, g.maxFileSize.limit())
+			cc, err := catCache.open(cmd)
+			if err != nil {
+				return &ExitError{Code: 2, Err: err}
+			}
+			loaded, err := action.LoadInstallCatalogs(cmd.Context(), res, cats, g.maxFileSize.limit(), cc)
 			if err != nil {
 				return &ExitError{Code: 2, Err: err}
 			}
@@ -143,6 +155,12 @@ words. --all answers for every package and channel of the catalog;
 					return err
 				}
 				return undecidedExit(rep.Counts()[install.Undecided], olm.timeout)
+			}
+			// A package, channel or starting bundle the catalog does not
+			// hold is a wrong question (a misspelt name), not OLM's "not
+			// installable": exit 2, as for a wrong --version.
+			if err := r.Unknown(sub); err != nil {
+				return &ExitError{Code: 2, Err: err}
 			}
 			if version != "" {
 				if sub.StartingCSV, err = r.BundleOfVersion(sub, version); err != nil {
@@ -183,5 +201,6 @@ words. --all answers for every package and channel of the catalog;
 	addOLMFlags(cmd, &olm)
 	addTimeoutFlag(cmd, &olm.timeout, &olm.terms)
 	addImageCacheFlag(cmd, &cacheDir)
-	return usageExitCode(cmd, 2)
+	addCatalogCacheFlag(cmd, &catCache)
+	return cmd
 }

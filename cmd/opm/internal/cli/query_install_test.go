@@ -48,8 +48,6 @@ func TestQueryInstall(t *testing.T) {
 		{[]string{"-p", "logging"}, install.Installable, []string{"community/stable/logging.v5.0.0", "certified/stable/elasticsearch.v7.10.0"}, ""},
 		{[]string{"-p", "broken"}, install.Unsatisfiable, nil, "broken.v1.1.0 requires GVK example.com/v1/Missing; no bundle in the catalogs provides it"},
 		{[]string{"-p", "two-etcds"}, install.Unsatisfiable, nil, "at most one bundle may provide GVK etcd.database.coreos.com/v1beta2/EtcdCluster"},
-		{[]string{"-p", "nope"}, install.Unsatisfiable, nil, `package "nope" is not in catalog community`},
-		{[]string{"-p", "etcd", "-c", "beta"}, install.Unsatisfiable, nil, `package etcd of catalog community has no channel "beta" (its channels: alpha, stable)`},
 	} {
 		args := append(append([]string{"alpha", "query", "install"}, installCatalogs()...), append(tc.args, "-o", "json")...)
 		code, out, errOut := run(t, args...)
@@ -227,10 +225,12 @@ func TestQueryInstallErrors(t *testing.T) {
 	}
 }
 
-// TestQueryInstallMissingWithVersion: a package or channel that is not in
-// the catalog is OLM's answer for such a Subscription, not installable
-// (exit 1), naming what is missing with its suggestion, with --version
-// (or --bundle) as without: no version is looked for in what is not there.
+// TestQueryInstallMissingWithVersion: a package, channel or starting
+// bundle that is not in the catalog is a wrong question (issue 27: exit
+// 2, as a wrong --version, never 1, "not installable", which a script
+// takes for an answer), naming what is missing with its suggestion, with
+// --version (or --bundle) as without: no version is looked for in what is
+// not there; nothing on standard output, in JSON either.
 func TestQueryInstallMissingWithVersion(t *testing.T) {
 	community := filepath.Join(goldenRoot, "install", "community")
 	for _, tc := range []struct {
@@ -242,10 +242,14 @@ func TestQueryInstallMissingWithVersion(t *testing.T) {
 		{[]string{"-p", "etcx", "--bundle", "etcdoperator.v0.9.2"}, `package "etcx" is not in catalog community; did you mean etcd?`},
 		{[]string{"-p", "etcd", "-c", "stabel"}, `package etcd of catalog community has no channel "stabel" (its channels: alpha, stable); did you mean stable?`},
 		{[]string{"-p", "etcd", "-c", "stabel", "--version", "0.9.2"}, `package etcd of catalog community has no channel "stabel" (its channels: alpha, stable); did you mean stable?`},
+		{[]string{"-p", "etcd", "-c", "beta"}, `package etcd of catalog community has no channel "beta" (its channels: alpha, stable)`},
+		{[]string{"-p", "etcd", "--bundle", "etcdoperator.v0.9.9"}, `package etcd of catalog community has no bundle "etcdoperator.v0.9.9"`},
 	} {
-		code, out, errOut := run(t, append([]string{"alpha", "query", "install", community}, tc.args...)...)
-		if code != 1 || !strings.Contains(out, "cannot be installed") || !strings.Contains(out, tc.want) || errOut != "" {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 1 and the answer naming %q", tc.args, code, out, errOut, tc.want)
+		for _, o := range []string{"text", "json"} {
+			code, out, errOut := run(t, append([]string{"alpha", "query", "install", community, "-o", o}, tc.args...)...)
+			if code != 2 || out != "" || !strings.HasPrefix(errOut, "Error: "+tc.want) {
+				t.Errorf("%v -o %s: exit %d, stdout %q, stderr %q; want 2 and the error %q", tc.args, o, code, out, errOut, tc.want)
+			}
 		}
 	}
 }

@@ -114,7 +114,7 @@ func (o *olmFlags) spec(pkg string, channels []string) olmv1.Spec {
 // query is the question to OLM v1 (and with --olm both, to OLM v0 too)
 // about the catalogs cats.
 func (o *olmFlags) query(g *globalOptions, cacheDir string, cats []action.InstallCatalog) *action.QueryOLM {
-	q := &action.QueryOLM{Catalogs: cats, MaxFileSize: g.maxFileSize.limit(), Options: o.options(), Both: o.olm == "both", Budget: o.timeout, MaxTerms: maxTerms(o.terms),
+	q := &action.QueryOLM{Catalogs: cats, MaxFileSize: g.maxFileSize.limit(), Options: o.options(), Both: o.olm == "both", Budget: o.timeout, MaxTerms: maxTerms(o.terms), RefuseUnknown: true,
 		Sources: &action.Resolver{ImageOptions: g.imageOptions(cacheDir), MaxFileSize: g.maxFileSize.limit(),
 			Allowed: action.RefCatalogDir | action.RefCatalogImage}}
 	if o.pullBundles {
@@ -340,7 +340,10 @@ func writeAllBoth(w io.Writer, rep *action.OLMInstallAll) error {
 			d = "yes"
 		}
 		var why []string
-		if r.V1Status != string(olmv1.Installable) {
+		switch {
+		case r.V1Status == string(olmv1.Unknown) && len(r.V1Reasons) == 0:
+			why = []string{olmv1.WhyUnknown(r.V1Checked, r.V1Notes)}
+		case r.V1Status != string(olmv1.Installable):
 			why = r.V1Reasons
 		}
 		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Package, r.Channel, v0, v1, d, strings.Join(why[:min(1, len(why))], ""))

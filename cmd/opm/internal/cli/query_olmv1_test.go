@@ -39,7 +39,6 @@ func TestQueryInstallOLMv1(t *testing.T) {
 		{[]string{"-p", "own-namespace", "--watch-namespace", "team-a", "--install-namespace", "team-a"}, 0, "own-namespace.v1.0.0", olmv1.Installable, ""},
 		{[]string{"-p", "aggregated"}, 1, "aggregated.v1.0.0", olmv1.NotInstallable, "unsupported bundle: apiServiceDefintions are not supported"},
 		{[]string{"-p", "webhooks"}, 1, "webhooks.v1.0.0", olmv1.NotInstallable, `webhook "vgadget.webhooks.example.com" contains forbidden rule: admission webhook rules cannot reference API group "*"`},
-		{[]string{"-p", "nope"}, 1, "", "", `no bundles found for package "nope"`},
 		{[]string{"-p", "plain", "--selector", olmv1.NameLabel + "=other"}, 1, "", "", `no bundles found for package "plain"`},
 	} {
 		args := append([]string{"alpha", "query", "install", olmv1Catalog(), "--olm", "v1", "-o", "json"}, tc.args...)
@@ -155,9 +154,7 @@ func TestQueryOLMBoth(t *testing.T) {
 		code int
 	}{
 		{[]string{"updates", "-p", "plain", "--from", "1.0.0"}, "\n== OLM v0 and v1 agree\n", 0},
-		{[]string{"updates", "-p", "plain", "-c", "nope", "--from", "1.0.0"}, "\n== Neither OLM v0 nor OLM v1 answers\n", 1},
 		{[]string{"install", "-p", "plain"}, "\n== OLM v0 and v1 agree\n", 0},
-		{[]string{"install", "-p", "plain", "-c", "nope"}, "\n== Neither OLM v0 nor OLM v1 installs anything\n", 1},
 		{[]string{"install", "-p", "webhooks"}, "\n== Where OLM v0 and v1 differ\n", 1},
 	} {
 		args := append([]string{"alpha", "query", tc.args[0], olmv1Catalog()}, tc.args[1:]...)
@@ -196,11 +193,6 @@ func TestQueryUpdatesOLMv1(t *testing.T) {
 		{[]string{"-p", "skipper", "--from", "1.0.0", "--catalog", "other=" + second, "--selector", olmv1.NameLabel + " in (other)"}, "skipper.v3.0.0", "", []string{"skipper.v3.0.0"}},
 		// A bundle the catalog does not hold: its version from its name.
 		{[]string{"-p", "skipper", "--from", "skipper.v0.5.0"}, "skipper.v2.0.0", "", []string{"skipper.v2.0.0"}},
-		// A channel the package does not have: operator-controller's
-		// resolver finds no bundle (OLM v0 says the channel is not found).
-		{[]string{"-p", "plain", "--from", "1.0.0", "-c", "nope"}, "", `error upgrading from currently installed version "1.0.0": no bundles found for package "plain" in channels [nope]`, nil},
-		{[]string{"-p", "plain", "-c", "nope"}, "", `no bundles found for package "plain" in channels [nope]`, nil},
-		{[]string{"-p", "nope"}, "", `no bundles found for package "nope"`, nil},
 	} {
 		args := append([]string{"alpha", "query", "updates", olmv1Catalog(), "--olm", "v1", "-o", "json"}, tc.args...)
 		code, out, errOut := run(t, args...)
@@ -229,23 +221,40 @@ func TestQueryUpdatesOLMv1(t *testing.T) {
 	}
 }
 
-// TestQueryUpdatesMissingChannel: a channel the package does not have is
-// no answer for any OLM: each exits 1, in its own words (OLM v0's, or
-// operator-controller's resolver error), and both together do too.
-func TestQueryUpdatesMissingChannel(t *testing.T) {
-	const v1Err = `error upgrading from currently installed version "1.0.0": no bundles found for package "plain" in channels [nope]`
+// TestQueryMissingNames: a package or channel no catalog holds is a
+// wrong question for every OLM (issue 27: it exited 1, "the answer is
+// no", which a script cannot tell from an answer): exit 2, the error on
+// standard error naming what is missing (with the nearest name), nothing
+// on standard output. A package only an unselected catalog holds is an
+// answer (exit 1).
+func TestQueryMissingNames(t *testing.T) {
+	cat := olmv1Catalog()
 	for _, tc := range []struct {
-		olm         string
-		out, errOut string
+		args   []string
+		errOut string
 	}{
-		{"v0", "", "Error: channel \"nope\" not found in package \"plain\" (its channels: stable)\n"},
-		{"v1", "does not resolve: " + v1Err + "\n", "Error: " + v1Err + "\n"},
-		{"both", "\n== Neither OLM v0 nor OLM v1 answers\n", ""},
+		{[]string{"updates", "-p", "plain", "-c", "nope", "--from", "1.0.0", "--olm", "v0"}, "Error: channel \"nope\" not found in package \"plain\" (its channels: stable)\n"},
+		{[]string{"updates", "-p", "plain", "-c", "nope", "--from", "1.0.0", "--olm", "v1"}, "Error: package plain has no channel \"nope\" in any catalog (its channels: stable)\n"},
+		{[]string{"updates", "-p", "plain", "-c", "nope", "--from", "1.0.0", "--olm", "both"}, "Error: package plain has no channel \"nope\" in any catalog (its channels: stable)\n"},
+		{[]string{"updates", "-p", "plian", "--from", "1.0.0", "--olm", "v1"}, "Error: package \"plian\" is in none of the catalogs (catalog); did you mean plain?\n"},
+		{[]string{"updates", "-p", "plian", "--from", "1.0.0", "--olm", "both"}, "Error: package \"plian\" is in none of the catalogs (catalog); did you mean plain?\n"},
+		{[]string{"install", "-p", "plain", "-c", "nope", "--olm", "v0"}, "Error: package plain of catalog catalog has no channel \"nope\" (its channels: stable)\n"},
+		{[]string{"install", "-p", "plain", "-c", "nope", "--olm", "v1"}, "Error: package plain has no channel \"nope\" in any catalog (its channels: stable)\n"},
+		{[]string{"install", "-p", "plain", "-c", "nope", "--olm", "both"}, "Error: package plain has no channel \"nope\" in any catalog (its channels: stable)\n"},
+		{[]string{"install", "-p", "plian", "--olm", "v1"}, "Error: package \"plian\" is in none of the catalogs (catalog); did you mean plain?\n"},
+		{[]string{"install", "-p", "plian", "--olm", "both"}, "Error: package \"plian\" is in none of the catalogs (catalog); did you mean plain?\n"},
 	} {
-		code, out, errOut := run(t, "alpha", "query", "updates", olmv1Catalog(), "-p", "plain", "-c", "nope", "--from", "1.0.0", "--olm", tc.olm)
-		if code != 1 || !strings.Contains(out, tc.out) || errOut != tc.errOut {
-			t.Errorf("--olm %s: exit %d, stdout %q, stderr %q; want exit 1, %q in stdout, stderr %q", tc.olm, code, out, errOut, tc.out, tc.errOut)
+		for _, o := range []string{"text", "json"} {
+			args := append([]string{"alpha", "query", tc.args[0], cat, "-o", o}, tc.args[1:]...)
+			code, out, errOut := run(t, args...)
+			if code != 2 || out != "" || errOut != tc.errOut {
+				t.Errorf("%v -o %s: exit %d, stdout %q, stderr %q; want exit 2, stderr %q", tc.args, o, code, out, errOut, tc.errOut)
+			}
 		}
+	}
+	code, out, _ := run(t, "alpha", "query", "install", cat, "-p", "plain", "--olm", "v1", "--selector", olmv1.NameLabel+"=other")
+	if code != 1 || !strings.Contains(out, `no bundles found for package "plain"`) {
+		t.Errorf("unselected: exit %d\n%s", code, out)
 	}
 }
 
@@ -335,6 +344,29 @@ func TestQueryInstallPullBundles(t *testing.T) {
 	}
 }
 
+// TestQueryInstallAllUnknownWhyNot: with --all, a channel whose bundle's
+// installability is unknown (the catalog carries only olm.csv.metadata)
+// says why in WHY NOT and names --pull-bundles, in --olm v1's table and
+// in --olm both's (issue 27: the column was empty).
+func TestQueryInstallAllUnknownWhyNot(t *testing.T) {
+	dir := t.TempDir()
+	catalog := `{"schema":"olm.package","name":"widget-operator","defaultChannel":"stable"}
+{"schema":"olm.channel","package":"widget-operator","name":"stable","entries":[{"name":"widget-operator.v1.0.0"}]}
+{"schema":"olm.bundle","name":"widget-operator.v1.0.0","package":"widget-operator","image":"x.io/widget-bundle:v1","properties":[{"type":"olm.package","value":{"packageName":"widget-operator","version":"1.0.0"}},{"type":"olm.csv.metadata","value":{"installModes":[{"type":"AllNamespaces","supported":true}]}}]}
+`
+	if err := os.WriteFile(filepath.Join(dir, "catalog.json"), []byte(catalog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := "the catalog carries no bundle objects (checked: olm.csv.metadata only); --pull-bundles pulls the bundle image to check it"
+	for _, olm := range []string{"v1", "both"} {
+		code, out, errOut := run(t, "alpha", "query", "install", dir, "--all", "--olm", olm)
+		lines := strings.Split(out, "\n")
+		if code != 0 || len(lines) < 2 || !strings.HasPrefix(lines[1], "widget-operator") || !strings.HasSuffix(lines[1], want) {
+			t.Errorf("--olm %s: exit %d, %s\n%s", olm, code, errOut, out)
+		}
+	}
+}
+
 // TestQueryUpdatesInstalledVersion: --installed-version gives the version
 // of a bundle no catalog holds; for a bundle the catalog holds (by name or
 // by version), the catalog's version is the installed one, and a
@@ -347,9 +379,9 @@ func TestQueryUpdatesInstalledVersion(t *testing.T) {
 		code   int
 		errOut string
 	}{
-		{[]string{"--from", "skipper.v1.0.0", "--installed-version", "1.1.0"}, 1,
+		{[]string{"--from", "skipper.v1.0.0", "--installed-version", "1.1.0"}, 2,
 			`Error: --installed-version 1.1.0 disagrees with the catalog: bundle "skipper.v1.0.0" has version 1.0.0 in catalog ` + "\"catalog\"; give --installed-version only for a bundle no catalog holds\n"},
-		{[]string{"--from", "1.0.0", "--installed-version", "1.1.0"}, 1,
+		{[]string{"--from", "1.0.0", "--installed-version", "1.1.0"}, 2,
 			`Error: --installed-version 1.1.0 disagrees with the catalog: bundle "skipper.v1.0.0" has version 1.0.0 in catalog ` + "\"catalog\"; give --installed-version only for a bundle no catalog holds\n"},
 		{[]string{"--from", "skipper.v1.0.0", "--installed-version", "1.0.0"}, 0, ""},
 		{[]string{"--from", "1.0.0", "--installed-version", "v1.0.0"}, 0, ""},

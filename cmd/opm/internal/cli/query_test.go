@@ -73,8 +73,10 @@ etcdoperator.v0.9.1  0.9.1    etcdoperator.v0.9.2  skips     2      yes
 		{[]string{"--from", "x"}, "Error: --package is required\n"},
 		{[]string{"-p", "etcd", "--all", "-o", "xml"}, "Error: invalid --output value \"xml\", expected (text|json)\n"},
 	} {
+		// A wrong question, flag or input: exit 2 (issue 27: it was 1,
+		// the code of an answer elsewhere).
 		code, _, errOut := run(t, append([]string{"alpha", "query", "updates", dir}, tc.args...)...)
-		if code != 1 || !strings.HasPrefix(errOut, tc.want) {
+		if code != 2 || !strings.HasPrefix(errOut, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, code, errOut, tc.want)
 		}
 	}
@@ -96,7 +98,7 @@ etcdoperator.v0.9.1  0.9.1    etcdoperator.v0.9.2  skips     2      yes
 	}
 	// An invalid catalog is refused with validate's report.
 	code, _, errOut = run(t, "alpha", "query", "updates", filepath.Join(goldenRoot, "catalogs", "fixture-opm-bundle-without-channel"), "-p", "x", "--all")
-	if code != 1 || !strings.Contains(errOut, "invalid") {
+	if code != 2 || !strings.Contains(errOut, "invalid") {
 		t.Errorf("invalid catalog: exit %d, %s", code, errOut)
 	}
 }
@@ -158,9 +160,9 @@ func TestNotACatalog(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"query", "updates", bundleDir, "-p", "x", "--all"}, 1,
+		{[]string{"query", "updates", bundleDir, "-p", "x", "--all"}, 2,
 			"Error: " + bundleDir + ": a bundle, not a catalog: give a catalog directory or catalog image (opm render " + bundleDir + " makes a catalog of the bundle)\n"},
-		{[]string{"query", "updates", file, "-p", "x", "--all"}, 1,
+		{[]string{"query", "updates", file, "-p", "x", "--all"}, 2,
 			"Error: " + file + ": a file, not a catalog directory: give the directory (" + filepath.Dir(file) + ", the one that holds it?) or a catalog image\n"},
 		{[]string{"query", "install", bundleDir, "-p", "x"}, 2,
 			"Error: catalog aws-efs-operator-0.0.1 (" + bundleDir + "): a bundle, not a catalog: "},

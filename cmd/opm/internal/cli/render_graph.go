@@ -15,33 +15,39 @@ import (
 // renderGraphFormats are the values of render-graph's --output.
 var renderGraphFormats = []string{action.GraphMermaid, action.GraphDOT, action.GraphSVG}
 
-// renderGraphExample is upstream's example text, byte for byte.
-const renderGraphExample = `
-#
-# Output channel graph of a catalog in mermaid format
-#
-$ opm alpha render-graph quay.io/operatorhubio/catalog:latest
+// renderGraphLong is the command's description: upstream's, which speaks
+// of mermaid only, with the formats and catalogs it takes here.
+const renderGraphLong = `Generate a view of the upgrade graphs of the operators in one or more
+indexes: catalog images or file-based catalog directories, several drawn
+as one catalog (their channels and bundles together).
 
-#
-# Output channel graph of a catalog and generate a scaled vector graphic (SVG) representation
-#
-$ opm alpha render-graph quay.io/operatorhubio/catalog:latest | \
-    docker run --rm -i -v "$PWD":/data ghcr.io/mermaid-js/mermaid-cli/mermaid-cli -o /data/operatorhubio-catalog.svg
+The output is mermaid flowchart text by default, as upstream opm prints
+it; -o dot prints Graphviz's DOT language; -o svg draws an SVG picture in
+process (Graphviz in WebAssembly: no container, no browser), with channel
+heads, skipped and deprecated bundles marked and a legend.
 
-# Note:  mermaid has a default maxTextSize of 30 000 characters.  To override this, generate a JSON-formatted initialization file for
-# mermaid like this (using 300 000 for the limit):
-$ cat << EOF > ./mermaid.json
-{ "maxTextSize": 300000 }
-EOF
-# and then pass the file for initialization configuration, via the '-c' option, like:
-$ opm alpha render-graph quay.io/operatorhubio/catalog:latest | \
-    docker run --rm -i -v "$PWD":/data ghcr.io/mermaid-js/mermaid-cli/mermaid-cli -c /data/mermaid.json -o /data/operatorhubio-catalog.svg
+-p draws one package: a package no index has is an error, with the
+nearest names; --minimum-edge draws from a bundle on.`
 
+// renderGraphExample shows each format; the last is upstream's own
+// example of mermaid's renderer.
+const renderGraphExample = `  # mermaid text, as upstream opm prints it
+  opm alpha render-graph quay.io/operatorhubio/catalog:latest
 
-		`
+  # an SVG picture of one package, drawn in process
+  opm alpha render-graph ./catalog -p etcd -o svg > etcd.svg
+
+  # several catalogs drawn as one, as DOT for Graphviz's tools
+  opm alpha render-graph ./community ./certified -p etcd -o dot | dot -Tpng > etcd.png
+
+  # mermaid's renderer on the mermaid text (mermaid's maxTextSize, 30 000
+  # characters by default, is raised with a configuration file and -c)
+  echo '{ "maxTextSize": 300000 }' > mermaid.json
+  opm alpha render-graph quay.io/operatorhubio/catalog:latest | \
+      docker run --rm -i -v "$PWD":/data ghcr.io/mermaid-js/mermaid-cli/mermaid-cli -c /data/mermaid.json -o /data/catalog.svg`
 
 // newRenderGraphCmd is `opm alpha render-graph`: upstream's mermaid text of
-// the upgrade graph of catalog directories and images.
+// the upgrade graph of catalog directories and images, or DOT, or SVG.
 func newRenderGraphCmd(s Streams, g *globalOptions) *cobra.Command {
 	var (
 		opts   graph.MermaidOptions
@@ -50,7 +56,7 @@ func newRenderGraphCmd(s Streams, g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "render-graph [index-image | fbc-dir]",
 		Short:   "Generate mermaid-formatted view of upgrade graph of operators in an index",
-		Long:    `Generate mermaid-formatted view of upgrade graphs of operators in an index`,
+		Long:    renderGraphLong,
 		Args:    cobra.MinimumNArgs(1),
 		Example: renderGraphExample,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -176,39 +176,32 @@ type usageReport struct{ err error }
 func (e *usageReport) Error() string { return e.err.Error() }
 func (e *usageReport) Unwrap() error { return e.err }
 
-// plainErrorsKey is the annotation of the commands upstream does not have
-// (query, diff, filter): their errors print as "Error: message", without
-// the log decoration upstream's commands use, so that people read them
-// easily (set it with plainErrors).
-const plainErrorsKey = "fastopm/plain-errors"
+// questionKey is the annotation of the commands upstream does not have
+// that answer a question (query, diff, filter; set it with
+// questionCommand). They follow one exit-code convention
+// (docs/exit-codes.md): 0 yes, 1 the answer is no (an *ExitError with
+// code 1, the answer written), 2 the question, a flag or the input is
+// wrong, or the answer could not be given or written: every error that
+// is not an answer, cobra's errors of the command line included, so that
+// a script never takes a typo for an answer. Their errors print as
+// "Error: message", without the log decoration upstream's commands use.
+const questionKey = "fastopm/question"
 
-// plainErrors marks cmd and its subcommands as printing plain errors.
-func plainErrors(cmd *cobra.Command) *cobra.Command {
+// questionCommand marks cmd and its subcommands as question commands.
+func questionCommand(cmd *cobra.Command) *cobra.Command {
 	if cmd.Annotations == nil {
 		cmd.Annotations = map[string]string{}
 	}
-	cmd.Annotations[plainErrorsKey] = "true"
+	cmd.Annotations[questionKey] = "true"
 	for _, sub := range cmd.Commands() {
-		plainErrors(sub)
+		questionCommand(sub)
 	}
 	return cmd
 }
 
-// usageExitCodeKey is the annotation of the commands whose exit code 1
-// is an answer (query install: not installable; diff --check: a
-// violation): a wrong command line exits with the annotation's code, 2,
-// so that a script does not take a typo for an answer (set it with
-// usageExitCode).
-const usageExitCodeKey = "fastopm/usage-exit-code"
-
-// usageExitCode makes a wrong command line of cmd exit with code.
-func usageExitCode(cmd *cobra.Command, code int) *cobra.Command {
-	if cmd.Annotations == nil {
-		cmd.Annotations = map[string]string{}
-	}
-	cmd.Annotations[usageExitCodeKey] = strconv.Itoa(code)
-	return cmd
-}
+// errorExit is the exit code of an error of a question command that is
+// not an answer.
+const errorExit = 2
 
 // markCommandErrors wraps the errors of every run and pre-run function in
 // the tree in a *commandError.
@@ -250,16 +243,15 @@ func Main(ctx context.Context, s Streams, args []string) int {
 	var ur *usageReport
 	if !errors.As(err, &ce) || errors.As(err, &ur) {
 		fmt.Fprintf(s.Err, "Error: %v\n%s\n", err, cmd.UsageString())
-		if cmd.Annotations[usageExitCodeKey] != "" {
-			code, _ := strconv.Atoi(cmd.Annotations[usageExitCodeKey])
-			return code
+		if cmd.Annotations[questionKey] != "" {
+			return errorExit
 		}
 		return 1
 	}
 	err = ce.err
-	if cmd.Annotations[plainErrorsKey] != "" {
+	if cmd.Annotations[questionKey] != "" {
 		var ee *ExitError
-		code := 1
+		code := errorExit
 		if errors.As(err, &ee) {
 			code, err = ee.Code, ee.Err
 		}

@@ -100,3 +100,39 @@ func TestServeCacheHTTPNeedsCacheDir(t *testing.T) {
 		t.Fatalf("%v\n%s", err, logs)
 	}
 }
+
+// TestServeFlagsThatDoNothing: the HTTP flags without --http-addr (nothing
+// is served over HTTP) and --cache-only without --cache-dir (the cache
+// would be a temporary file, built and removed) are refused in upstream's
+// words for --cache-enforce-integrity without --cache-dir, with its exit
+// code, 1, before anything is loaded (issue 27: they passed silently). The
+// context is cancelled: a run that went on would stop before serving and
+// exit 0.
+func TestServeFlagsThatDoNothing(t *testing.T) {
+	t.Parallel()
+	cat := filepath.Join(goldenRoot, "example")
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--http-tls-cert", "c.pem", "--http-tls-key", "k.pem"}, "--http-addr must be specified with --http-tls-cert"},
+		{[]string{"--http-tls-key", "k.pem"}, "--http-addr must be specified with --http-tls-key"},
+		{[]string{"--http-catalog-name", "c"}, "--http-addr must be specified with --http-catalog-name"},
+		{[]string{"--cache-only"}, "--cache-dir must be specified with --cache-only"},
+	} {
+		var out, errb bytes.Buffer
+		code := Main(ctx, Streams{In: strings.NewReader(""), Out: &out, Err: &errb}, append([]string{"serve", cat, "-p", "0", "-t", ""}, tc.args...))
+		if code != 1 || !strings.Contains(errb.String(), "level=fatal msg=\""+tc.want+"\"") || out.Len() != 0 {
+			t.Errorf("%v: exit %d, stderr %q; want 1, %q", tc.args, code, errb.String(), tc.want)
+		}
+	}
+	// With --http-addr they are taken (the run stops before serving:
+	// the context is cancelled).
+	var errb bytes.Buffer
+	if code := Main(ctx, Streams{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &errb},
+		[]string{"serve", cat, "-p", "0", "-t", "", "--http-addr", "127.0.0.1:0", "--http-catalog-name", "c"}); strings.Contains(errb.String(), "must be specified") {
+		t.Errorf("with --http-addr: exit %d, %s", code, errb.String())
+	}
+}

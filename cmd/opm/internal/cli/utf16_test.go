@@ -44,8 +44,8 @@ func TestUTF16Refused(t *testing.T) {
 		out := filepath.Join(dir, enc.name+"-out")
 		code, stdout, errOut := run(t, "alpha", "filter", filepath.Join(goldenRoot, "updates"), out, "--config", cfg)
 		want := "Error: " + cfg + ": " + enc.name + " text (the file starts with a " + enc.name + " byte order mark): opm reads configurations and catalogs as UTF-8; save it as UTF-8\n"
-		if code != 1 || stdout != "" || errOut != want {
-			t.Errorf("filter %s: exit %d, stdout %q, stderr %q; want exit 1, stderr %q", enc.name, code, stdout, errOut, want)
+		if code != 2 || stdout != "" || errOut != want {
+			t.Errorf("filter %s: exit %d, stdout %q, stderr %q; want exit 2, stderr %q", enc.name, code, stdout, errOut, want)
 		}
 		if _, err := os.Stat(out); !os.IsNotExist(err) {
 			t.Errorf("filter %s: %s written", enc.name, out)

@@ -61,6 +61,13 @@ Exit status: 0 when the catalog is valid, 1 when it is not.`,
 				}
 			}
 			verr := res.Err()
+			if verr != nil {
+				// A bundle directory: one line, not a problem for each
+				// of its files.
+				if berr := action.BundleNotCatalog(dir); berr != nil {
+					return berr
+				}
+			}
 			if output == "" {
 				switch {
 				case verr == nil:

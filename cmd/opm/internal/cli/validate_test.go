@@ -191,3 +191,37 @@ func TestByteOrderMarkWarning(t *testing.T) {
 		t.Errorf("serve: %v, %s", err, logs)
 	}
 }
+
+// TestBundleDirNotCatalog: validate and serve given a bundle directory say
+// so in one line, as query and diff do, rather than one ".indexignore"
+// hint for each of its files (issue 27); exit 1, upstream's code for a
+// catalog that does not load.
+func TestBundleDirNotCatalog(t *testing.T) {
+	dir := filepath.Join(goldenRoot, "bundles", "ack-ecrpublic-controller-1.4.1")
+	want := dir + ": a bundle, not a catalog: give a catalog directory (opm render " + dir + " makes a catalog of the bundle)"
+	for _, args := range [][]string{
+		{"validate", dir},
+		{"validate", "-o", "json", dir},
+		{"serve", dir, "--cache-dir", filepath.Join(t.TempDir(), "cache"), "--cache-only", "-t", ""},
+		{"serve", dir, "-p", "0", "-t", ""},
+	} {
+		code, out, stderr := run(t, args...)
+		if code != 1 || out != "" || !strings.Contains(stderr, "level=fatal msg=\""+want+"\"") || strings.Contains(stderr, ".indexignore") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %s", args, code, out, stderr)
+		}
+	}
+	// On a terminal too, where validate draws its tree of problems.
+	var out, errb bytes.Buffer
+	code := Main(t.Context(), Streams{In: strings.NewReader(""), Out: &out, Err: &errb, Terminal: true}, []string{"validate", dir})
+	if code != 1 || !strings.Contains(errb.String(), want) || strings.Contains(errb.String(), ".indexignore") {
+		t.Errorf("validate on a terminal: exit %d, %s", code, errb.String())
+	}
+	// A catalog that holds directories named manifests and metadata is
+	// still a catalog: its problems are reported as they are.
+	cat := t.TempDir()
+	write(t, cat, "manifests/c.json", validCatalog)
+	write(t, cat, "metadata/notes.txt", "not a catalog file")
+	if code, _, stderr := run(t, "validate", cat); code != 1 || strings.Contains(stderr, "a bundle, not a catalog") || !strings.Contains(stderr, "notes.txt") {
+		t.Errorf("a catalog with manifests/ and metadata/: exit %d, %s", code, stderr)
+	}
+}

@@ -627,12 +627,33 @@
     }
   }
 
+  // viewHeading names a channel or bundle view and its package: a deep
+  // link may open on it, and the package's own heading above is then the
+  // only other place that names the package.
+  function viewHeading(kind, name, p) {
+    const vt = $("view-title");
+    clear(vt);
+    vt.append(kind + " " + name, el("span", { class: "view-of" }, " of package " + p.name));
+  }
+
+  // scrollToView shows a channel or bundle view opened by a link, a deep
+  // link or the history: the page from its top, so that the page's
+  // header and the package's heading are seen above the view (which
+  // follows them), and, if those are taller than the window, down to the
+  // view's heading only. The view's heading takes the focus.
+  function scrollToView() {
+    const vt = $("view-title");
+    window.scrollTo(0, 0);
+    if (vt.getBoundingClientRect().bottom > window.innerHeight) vt.scrollIntoView({ block: "end" });
+    vt.setAttribute("tabindex", "-1");
+    vt.focus({ preventScroll: true });
+  }
+
   // showView shows the package, one of its channels, or one of its
   // bundles.
   async function showView(p, v, prev) {
     const samePkg = prev && prev.pkg === v.pkg;
     const view = $("view");
-    const vt = $("view-title");
     const facts = $("view-facts");
     const props = $("view-properties");
     const vdep = $("view-deprecation");
@@ -652,7 +673,7 @@
       showStatus("package", "");
       if (prev && prev.bundle) renderOverview(p.operator, p);
       view.hidden = false;
-      vt.textContent = "Channel " + c.name;
+      viewHeading("Channel", c.name, p);
       const dt = (k, ...x) => facts.append(el("dt", null, k), el("dd", null, ...x));
       dt("Head", c.head ? el("a", { href: pkgHash(p.name, { bundle: c.head }) }, c.head) : "(none)");
       dt("Entries", String((c.entries || []).length));
@@ -668,9 +689,7 @@
         }
       }
       setTitle("Channel " + c.name + " \u00b7 " + title);
-      view.scrollIntoView({ block: "start" });
-      $("view-title").setAttribute("tabindex", "-1");
-      $("view-title").focus({ preventScroll: true });
+      scrollToView();
       return;
     }
     if (v.bundle) {
@@ -688,7 +707,7 @@
       if (seq !== pkgSeq || current.bundle !== v.bundle || current.pkg !== p.name) return;
       showStatus("package", "");
       view.hidden = false;
-      vt.textContent = "Bundle " + b.name;
+      viewHeading("Bundle", b.name, p);
       const dt = (k, ...x) => facts.append(el("dt", null, k), el("dd", null, ...x));
       dt("Version", b.version || "");
       dt("Image", el("code", { class: "wrap" }, b.image || "(none)"));
@@ -723,9 +742,7 @@
         $("updates-version").value = "";
       }
       setTitle("Bundle " + b.name + " \u00b7 " + title);
-      view.scrollIntoView({ block: "start" });
-      $("view-title").setAttribute("tabindex", "-1");
-      $("view-title").focus({ preventScroll: true });
+      scrollToView();
       return;
     }
     view.hidden = true;
