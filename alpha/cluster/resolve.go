@@ -220,9 +220,7 @@ func (s *State) ResolveNamespace(ctx context.Context, ns string, cats Catalogs, 
 		return nil, err
 	}
 	res.Answer = a
-	for _, c := range catalogOrder(q.Catalogs, ns) {
-		res.Catalogs = append(res.Catalogs, c)
-	}
+	res.Catalogs = append(res.Catalogs, catalogOrder(q.Catalogs, ns)...)
 	res.Subscriptions = outcomes(subs, current, a)
 	return res, nil
 }
