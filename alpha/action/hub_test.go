@@ -406,3 +406,30 @@ func TestHubPoll(t *testing.T) {
 		t.Errorf("no failed load counted: %s", body)
 	}
 }
+
+// TestWalkBundlesConcurrent: the bundles of a plan are read from a
+// catalog of many files, which the walk reads in parallel (the race
+// detector watches what the callback keeps).
+func TestWalkBundlesConcurrent(t *testing.T) {
+	const dir = "../../testdata/catalogs/submariner-v4.14"
+	cat, err := OpenModel(context.Background(), DirResolver{}, dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	want := map[[2]string]bool{}
+	for _, p := range cat.Model {
+		for _, ch := range p.Channels {
+			for _, b := range ch.Bundles {
+				want[[2]string{p.Name, b.Name}] = true
+			}
+		}
+	}
+	pkgs, bundles, err := walkBundles(os.DirFS(dir))(context.Background(), want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bundles) != len(want) || len(pkgs) != len(cat.Model) {
+		t.Errorf("%d bundles of %d, %d packages of %d", len(bundles), len(want), len(pkgs), len(cat.Model))
+	}
+}
