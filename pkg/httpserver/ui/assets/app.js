@@ -476,7 +476,11 @@
     }
     $("browse").hidden = true;
     showStatus("list", "");
-    let p = currentPkg && currentPkg.name === v.pkg && (!v.catalog || currentPkg.catalog === v.catalog) ? currentPkg : null;
+    // On a hub's page, the package of the catalog named, or else of the
+    // one a Subscription without a source uses (the first that offers it).
+    const offers = currentPkg && currentPkg.catalogs;
+    const wantCatalog = v.catalog || (offers && offers.length ? offers[0].catalog : "");
+    let p = currentPkg && currentPkg.name === v.pkg && (!wantCatalog || currentPkg.catalog === wantCatalog) ? currentPkg : null;
     if (!p) {
       const seq = ++pkgSeq;
       try {
