@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -401,4 +403,72 @@ func TestHubPage(t *testing.T) {
 		b.wait(`document.querySelector('#ns-plan-bundles') !== null`)
 		b.shoot(filepath.Join(shots, "hub-namespace.png"))
 	}
+}
+
+// TestHubPageFigures times the hub's page over the catalogs of
+// OPM_HUB_CATALOGS (NAME=DIR,... ; the figures of docs/hub.md are those of
+// ../shared's four large real catalogs and a scalecat catalog of 990
+// packages): the first render, and each filter change (four searches,
+// each catalog of the catalog filter, the first and last value of every
+// other filter, on and off), as the page measures them
+// (window.catalogTimings). Logged, not asserted: a test never depends on
+// the machine's speed.
+func TestHubPageFigures(t *testing.T) {
+	spec := os.Getenv("OPM_HUB_CATALOGS")
+	if spec == "" {
+		t.Skip("set OPM_HUB_CATALOGS=NAME=DIR,... to time the hub's page over those catalogs")
+	}
+	exe := chromium(t)
+	var cats []action.HubCatalogFlag
+	for _, c := range strings.Split(spec, ",") {
+		name, dir, _ := strings.Cut(c, "=")
+		cats = append(cats, action.HubCatalogFlag{Name: name, Ref: dir})
+	}
+	ph := startPageHub(t, cats)
+	var list struct{ Total int }
+	getJSONInto(t, ph.url+"/api/v1/packages?limit=1", &list)
+	b := newBrowser(t, exe, 1280, 900)
+	b.do(chromedp.Navigate(ph.url + "/"))
+	b.wait(fmt.Sprintf(`document.querySelectorAll('#results li a.tile').length === %d && window.catalogTimings.allTiles !== null`, list.Total))
+	t.Logf("%d packages of %d catalogs: first render %.1f ms (%v), every tile after %.1f ms", list.Total, len(cats),
+		b.eval(`window.catalogTimings.firstRender`), b.eval(`JSON.stringify(window.catalogTimings.firstRenderParts)`), b.eval(`window.catalogTimings.allTiles`))
+	settle := func() {
+		b.wait(`window.catalogTimings.filtersComplete.length === window.catalogTimings.filters.length && window.catalogTimings.filtersComplete.every(x => x !== undefined)`)
+	}
+	for _, q := range []string{"storage", "cert manager", "database", "zzz-nothing"} {
+		b.setSearch(q)
+		settle()
+	}
+	b.setSearch("")
+	settle()
+	facets := b.eval(`[...document.querySelectorAll('#filters fieldset.facet')].map(f => f.dataset.facet)`).([]any)
+	for _, f := range facets {
+		values := b.eval(fmt.Sprintf(`[...document.querySelectorAll('#filters fieldset[data-facet=%q] input')].map(i => i.dataset.value)`, f)).([]any)
+		if f != "catalog" && len(values) > 2 {
+			values = []any{values[0], values[len(values)-1]}
+		}
+		for _, v := range values {
+			sel := fmt.Sprintf(`#filters fieldset[data-facet=%q] input[data-value=%q]`, f, v)
+			if b.eval(fmt.Sprintf(`document.querySelector(%q).closest('li').offsetParent === null`, sel)) == true {
+				b.click(fmt.Sprintf(`#filters fieldset[data-facet=%q] button.more-toggle`, f))
+				b.wait(fmt.Sprintf(`document.querySelector(%q).closest('li').offsetParent !== null`, sel))
+			}
+			b.click(sel)
+			settle()
+			b.click(sel)
+			settle()
+		}
+	}
+	var first, all []float64
+	for _, v := range b.eval(`window.catalogTimings.filters`).([]any) {
+		first = append(first, v.(float64))
+	}
+	for _, v := range b.eval(`window.catalogTimings.filtersComplete.filter(x => x !== null)`).([]any) {
+		all = append(all, v.(float64))
+	}
+	slices.Sort(first)
+	slices.Sort(all)
+	over := len(first) - sort.SearchFloat64s(first, 50.0000001)
+	t.Logf("%d filter changes (facets %v): median %.1f ms, 90th percentile %.1f ms, max %.1f ms to the first screenful (%d over 50 ms: %v); median %.1f ms, max %.1f ms to every tile",
+		len(first), facets, first[len(first)/2], first[len(first)*9/10], first[len(first)-1], over, first[len(first)-over:], all[len(all)/2], all[len(all)-1])
 }
