@@ -207,6 +207,7 @@
     pkgs: [], // sorted by display name
     tiles: new Map(), // name -> li
     haystack: new Map(), // name -> lowercased text searched
+    facetValues: new Map(), // name -> facet key -> its values, lowercased, each once
     boxes: {}, // facet key -> Map(lower value -> {input, count, li, value})
     selected: {}, // facet key -> Set(lower value)
   };
@@ -240,6 +241,11 @@
     list.total = pkgs.length;
     for (const p of pkgs) {
       list.haystack.set(p.name, [p.name, p.displayName || "", p.shortDescription || "", ...(p.keywords || [])].join("\n").toLowerCase());
+      // Each filter's values of the package, lowercased, once: a change
+      // of the search or a filter only compares them.
+      const fv = {};
+      for (const f of FACETS) fv[f.key] = [...new Set(f.values(p).map((x) => String(x).toLowerCase()))];
+      list.facetValues.set(p.name, fv);
     }
     buildFilters();
     list.loaded = true;
@@ -351,12 +357,13 @@
   function matches(p, words, skip) {
     const hay = list.haystack.get(p.name);
     for (const w of words) if (!hay.includes(w)) return false;
+    const fv = list.facetValues.get(p.name);
     for (const f of FACETS) {
       if (f.key === skip) continue;
       const sel = list.selected[f.key];
       if (sel.size === 0) continue;
       let any = false;
-      for (const v of f.values(p)) if (sel.has(String(v).toLowerCase())) { any = true; break; }
+      for (const v of fv[f.key]) if (sel.has(v)) { any = true; break; }
       if (!any) return false;
     }
     return true;
@@ -402,7 +409,7 @@
       const n = new Map();
       for (const p of list.pkgs) {
         if (!matches(p, words, f.key)) continue;
-        for (const v of new Set(f.values(p).map((x) => String(x).toLowerCase()))) n.set(v, (n.get(v) || 0) + 1);
+        for (const v of list.facetValues.get(p.name)[f.key]) n.set(v, (n.get(v) || 0) + 1);
       }
       for (const [k, b] of list.boxes[f.key]) {
         const c = n.get(k) || 0;
