@@ -398,6 +398,28 @@ func TestHubPage(t *testing.T) {
 			phone.shoot(filepath.Join(shots, "hub-phone.png"))
 		}
 	}
+	// A hub without a cluster state: no installed view, no what-if; its
+	// addresses say why. One catalog's page (under /catalogs/NAME/) has
+	// none of the hub's parts, whatever its address.
+	bare := startPageHub(t, cats[:3])
+	b.do(chromedp.Navigate(bare.url + "/#pkg=logging"))
+	b.wait(`document.querySelector('#package-name').textContent === 'logging' && !document.querySelector('#package-offers').hidden`)
+	b.watchCSP()
+	if got := b.eval(`document.querySelector('#nav-installed').hidden && document.querySelector('#whatif-section').hidden && document.querySelector('#install-section') !== null`); got != true {
+		t.Errorf("a hub without a state shows the installed view's link or the what-if")
+	}
+	b.do(chromedp.Navigate("about:blank"))
+	b.do(chromedp.Navigate(bare.url + "/#installed"))
+	b.wait(`document.querySelector('#status').textContent.includes('the hub has no cluster state')`)
+	b.do(chromedp.Navigate("about:blank"))
+	b.do(chromedp.Navigate(ph.url + "/catalogs/community/#installed"))
+	b.wait(`document.querySelectorAll('#results li a.tile').length === 10`) // community with fresh, swapped in above
+	b.watchCSP()
+	if got := b.eval(`document.querySelector('#installed-view').hidden && document.querySelector('#hub-nav').hidden && document.querySelector('#hub-bar').hidden && !document.querySelector('#browse').hidden`); got != true {
+		t.Errorf("one catalog's page at #installed shows the hub's parts")
+	}
+	b.checkCSP()
+
 	if shots != "" {
 		b.do(chromedp.Navigate(ph.url + "/#ns=team-a"))
 		b.wait(`document.querySelector('#ns-plan-bundles') !== null`)

@@ -1300,6 +1300,7 @@
     $, el, clear, plural, getJSON, showStatus, setTitle, hashOf, pkgHash, catalogBase, FACETS, list, hooks, applyFilters, renderJump,
     current: () => current,
     currentPkg: () => currentPkg,
+    route: () => route(),
     // reload fetches the package list and the open package again (a
     // catalog of a hub was swapped).
     reload: async () => {

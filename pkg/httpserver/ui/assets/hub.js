@@ -68,10 +68,10 @@
       setupWhatIf(p);
       page.renderJump();
     }
-    // So does a view of the hub's: its links name the catalogs.
+    // So does a view of the hub's (an address of one catalog's page
+    // until now).
     const v = page.current();
-    if (first && v.installed) showInstalled();
-    else if (first && v.ns) showNamespace(v.ns);
+    if (first && (v.installed || v.ns)) page.route();
   };
 
   function stateWords(c) {
@@ -126,6 +126,7 @@
   let viewSeq = 0;
 
   hooks.route = (v) => {
+    if (!hub.on) return false; // one catalog's page, or the list not come yet
     $("installed-view").hidden = !v.installed;
     $("ns-view").hidden = !v.ns;
     $("nav-packages").classList.toggle("current", !v.installed && !v.ns);
