@@ -262,6 +262,12 @@ func TestHubPage(t *testing.T) {
 	if got := b.text("#ns-status"); !strings.Contains(got, "resolves the namespace") {
 		t.Errorf("team-a's status %q", got)
 	}
+	if got := b.text("#ns-og"); !strings.HasPrefix(got, "etcdoperator.v0.9.2 fits: OperatorGroup team-a/og targets all namespaces") {
+		t.Errorf("team-a's OperatorGroup verdict %q", got)
+	}
+	if shots != "" {
+		b.shoot(filepath.Join(shots, "hub-namespace.png"))
+	}
 
 	// What installing a package into a namespace does, from a link in a
 	// new tab: the InstallPlan's steps, the permissions, the
@@ -420,11 +426,6 @@ func TestHubPage(t *testing.T) {
 	}
 	b.checkCSP()
 
-	if shots != "" {
-		b.do(chromedp.Navigate(ph.url + "/#ns=team-a"))
-		b.wait(`document.querySelector('#ns-plan-bundles') !== null`)
-		b.shoot(filepath.Join(shots, "hub-namespace.png"))
-	}
 }
 
 // TestHubPageFigures times the hub's page over the catalogs of

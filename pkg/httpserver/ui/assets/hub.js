@@ -349,7 +349,7 @@
     if (ogs.length) {
       out.append(el("h4", null, "OperatorGroup"),
         el("ul", { id: pre + "-og", class: "plain-list" }, ...ogs.map((v) => el("li", { class: v.ok ? "ok" : "fails", "data-csv": v.csv },
-          el("code", null, v.csv), v.ok ? " fits: " : " fails: ", v.ok ? v.why : (v.message || "") + (v.why ? " \u2014 " + v.why : "")))));
+          el("code", null, v.csv), v.ok ? (/^fits\b/.test(v.why || "") ? " " + v.why : " fits: " + (v.why || "")) : " fails: " + (v.message || "") + (v.why ? " \u2014 " + v.why : "")))));
     }
   }
 
