@@ -178,33 +178,41 @@ func (q *QueryCluster) Run(ctx context.Context) (*ClusterReport, error) {
 		return nil, err
 	}
 	defer cats.close()
+	if err := q.answer(ctx, state, cats, opts, rep); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
 
+// answer fills rep with the answers over catalogs already loaded (Run's,
+// or a hub's: hub.go).
+func (q *QueryCluster) answer(ctx context.Context, state *cluster.State, cats *clusterCatalogs, opts cluster.ResolveOptions, rep *ClusterReport) error {
 	// The hypothetical Subscriptions: ODLM's, then --subscribe.
 	hypo := cloneState(state)
 	if len(q.OperandRegistries) > 0 {
 		o, err := cluster.ReadODLM(ctx, q.OperandRegistries...)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		rep.ODLM = o.Subscriptions(cats.packageManifests(rep.GlobalNamespace), state)
 		if err := addObjects(hypo, rep.ODLM.Subscriptions, rep.ODLM.OperatorGroups); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	for _, s := range q.Subscribe {
 		sub, err := parseSubscribe(s, hypo, cats, rep.GlobalNamespace)
 		if err != nil {
-			return nil, err
+			return &subscribeError{err}
 		}
 		rep.Hypothetical = append(rep.Hypothetical, sub)
 		if err := addObjects(hypo, []*v1alpha1.Subscription{sub}, nil); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	namespaces := hypo.NamespacesWithSubscriptions()
 	if q.Namespace != "" {
 		if !slices.Contains(namespaces, q.Namespace) {
-			return nil, fmt.Errorf("namespace %q has no Subscriptions in the state%s", q.Namespace, suggest.Hint(q.Namespace, namespaces))
+			return &namespaceError{fmt.Errorf("namespace %q has no Subscriptions in the state%s", q.Namespace, suggest.Hint(q.Namespace, namespaces))}
 		}
 		namespaces = []string{q.Namespace}
 	}
@@ -212,18 +220,18 @@ func (q *QueryCluster) Run(ctx context.Context) (*ClusterReport, error) {
 	for _, ns := range namespaces {
 		r, err := hypo.ResolveNamespace(ctx, ns, cats.byKey, opts)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		cn := &ClusterNamespace{NamespaceResult: r}
 		if len(r.Unreachable) > 0 {
 			if cn.IfReachable, err = ifReachable(ctx, hypo, ns, cats.byKey, opts, r.Unreachable); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		if changed && len(state.SubscriptionsIn(ns)) > 0 {
 			before, err := state.ResolveNamespace(ctx, ns, cats.byKey, opts)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			cn.Before = before.Subscriptions
 			cn.Changes = changes(before.Subscriptions, r.Subscriptions)
@@ -242,18 +250,28 @@ func (q *QueryCluster) Run(ctx context.Context) (*ClusterReport, error) {
 	}
 	pbs, err := cats.planBundles(ctx, ops, q.Plan)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, cn := range rep.Namespaces {
 		q.operatorGroups(hypo, cn, pbs)
 		if q.Plan {
 			if cn.Plan, err = q.plan(ctx, hypo, cn, pbs); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
-	return rep, nil
+	return nil
 }
+
+// subscribeError is a hypothetical Subscription that is wrong.
+type subscribeError struct{ error }
+
+func (e *subscribeError) Unwrap() error { return e.error }
+
+// namespaceError is a namespace asked about that has no Subscriptions.
+type namespaceError struct{ error }
+
+func (e *namespaceError) Unwrap() error { return e.error }
 
 // globalNamespaceOf is OpenShift's global catalog namespace when the
 // state has CatalogSources there, else upstream OLM's default.
@@ -266,10 +284,15 @@ func globalNamespaceOf(s *cluster.State) string {
 
 // clusterCatalogs are the loaded catalogs, by CatalogSource.
 type clusterCatalogs struct {
-	byKey  cluster.Catalogs
-	fs     map[string]fs.FS // the content of each, for the bundles' objects
+	byKey cluster.Catalogs
+	// read reads bundles of each, for their objects
+	read   map[string]bundleReader
 	closes []func() error
 }
+
+// bundleReader reads olm.bundle blobs of a catalog (by package and name),
+// and the olm.package blobs of their packages.
+type bundleReader func(ctx context.Context, want map[[2]string]bool) (map[string]*declcfg.Package, []*declcfg.Bundle, error)
 
 func (c *clusterCatalogs) close() {
 	for _, f := range c.closes {
@@ -331,7 +354,7 @@ func (q *QueryCluster) loadCatalogs(ctx context.Context, s *cluster.State, rep *
 			jobs[key] = &job{key: key, ref: cs.Spec.Image, priority: cs.Spec.Priority, pulled: true, image: cs.Spec.Image}
 		}
 	}
-	out := &clusterCatalogs{byKey: cluster.Catalogs{}, fs: map[string]fs.FS{}}
+	out := &clusterCatalogs{byKey: cluster.Catalogs{}, read: map[string]bundleReader{}}
 	var list []*job
 	for _, k := range slices.Sorted(func(y func(string) bool) {
 		for k := range jobs {
@@ -377,7 +400,7 @@ func (q *QueryCluster) loadCatalogs(ctx context.Context, s *cluster.State, rep *
 		return nil, err
 	}
 	for i, j := range list {
-		out.byKey[j.key], out.fs[j.key] = results[i], fss[i]
+		out.byKey[j.key], out.read[j.key] = results[i], walkBundles(fss[i])
 	}
 	for _, cs := range s.CatalogSources {
 		key := cs.Namespace + "/" + cs.Name
@@ -620,48 +643,24 @@ func firstLine(s string) string {
 // install or upgrade, as the catalog holds them: with their objects when
 // objects is set, else their CSV only.
 func (c *clusterCatalogs) planBundles(ctx context.Context, ops []install.NamespaceOperator, objects bool) (map[[2]string]*cluster.PlanBundle, error) {
-	want := map[string]map[string]bool{} // catalog key → bundle names
+	want := map[string]map[[2]string]bool{} // catalog key → package and bundle names
 	for _, op := range ops {
 		if op.UpToDate {
 			continue
 		}
 		key := op.CatalogSourceNamespace + "/" + op.CatalogSource
 		if want[key] == nil {
-			want[key] = map[string]bool{}
+			want[key] = map[[2]string]bool{}
 		}
-		want[key][op.Package+"/"+op.Bundle] = true
+		want[key][[2]string{op.Package, op.Bundle}] = true
 	}
 	out := map[[2]string]*cluster.PlanBundle{}
 	for key, names := range want {
-		fsys := c.fs[key]
-		if fsys == nil {
+		read := c.read[key]
+		if read == nil {
 			continue
 		}
-		pkgs := map[string]*declcfg.Package{}
-		var bundles []*declcfg.Bundle
-		var mu sync.Mutex // Walk calls back from several goroutines
-		err := declcfg.Walk(ctx, fsys, func(b *declcfg.Blob) error {
-			mu.Lock()
-			defer mu.Unlock()
-			switch b.Schema {
-			case declcfg.SchemaPackage:
-				// Decoded values are slices of the blob, whose bytes the
-				// walk reuses: each is copied first.
-				p, err := declcfg.DecodePackage(bytes.Clone(b.JSON))
-				if err == nil {
-					pkgs[p.Name] = &p
-				}
-			case declcfg.SchemaBundle:
-				if names[b.Package+"/"+b.Name] {
-					bd, err := declcfg.DecodeBundle(bytes.Clone(b.JSON))
-					if err != nil {
-						return err
-					}
-					bundles = append(bundles, &bd)
-				}
-			}
-			return nil
-		})
+		pkgs, bundles, err := read(ctx, names)
 		if err != nil {
 			return nil, fmt.Errorf("catalog of CatalogSource %s: %w", key, err)
 		}
@@ -677,6 +676,40 @@ func (c *clusterCatalogs) planBundles(ctx context.Context, ops []install.Namespa
 		}
 	}
 	return out, nil
+}
+
+// walkBundles reads bundles from a catalog's files, in one walk.
+func walkBundles(fsys fs.FS) bundleReader {
+	return func(ctx context.Context, want map[[2]string]bool) (map[string]*declcfg.Package, []*declcfg.Bundle, error) {
+		pkgs := map[string]*declcfg.Package{}
+		var bundles []*declcfg.Bundle
+		var mu sync.Mutex
+		err := declcfg.Walk(ctx, fsys, func(b *declcfg.Blob) error {
+			switch b.Schema {
+			case declcfg.SchemaPackage:
+				// Decoded values are slices of the blob, whose bytes the
+				// walk reuses: each is copied first.
+				p, err := declcfg.DecodePackage(bytes.Clone(b.JSON))
+				if err == nil {
+					mu.Lock()
+					pkgs[p.Name] = &p
+					mu.Unlock()
+				}
+			case declcfg.SchemaBundle:
+				if want[[2]string{b.Package, b.Name}] {
+					bd, err := declcfg.DecodeBundle(bytes.Clone(b.JSON))
+					if err != nil {
+						return err
+					}
+					mu.Lock()
+					bundles = append(bundles, &bd)
+					mu.Unlock()
+				}
+			}
+			return nil
+		})
+		return pkgs, bundles, err
+	}
 }
 
 // operatorGroups adds the OperatorGroup verdicts of the CSVs the sync

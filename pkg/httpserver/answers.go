@@ -298,8 +298,13 @@ func (s *Server) pkg(w http.ResponseWriter, r *http.Request) {
 	if v == nil {
 		return
 	}
+	writeJSON(w, r, http.StatusOK, v.answer())
+}
+
+// answer is the package's /api/v1/packages/{package}.
+func (v *view) answer() *packageAnswer {
 	p := v.model[v.name]
-	a := packageAnswer{Name: p.Name, Description: v.description, DescriptionHTML: v.descriptionHTML,
+	a := &packageAnswer{Name: p.Name, Description: v.description, DescriptionHTML: v.descriptionHTML,
 		DescriptionTruncated: v.descriptionTruncated, Icon: iconType(v.icon) != "", Operator: v.operator,
 		Deprecated: message(p.Deprecation), Channels: []channelAnswer{}, Bundles: []bundleAnswer{}}
 	if p.DefaultChannel != nil {
@@ -342,7 +347,7 @@ func (s *Server) pkg(w http.ResponseWriter, r *http.Request) {
 		}
 		return strings.Compare(x.Name, y.Name)
 	})
-	writeJSON(w, r, http.StatusOK, a)
+	return a
 }
 
 // channelOrder lists a channel's entries in OLM's upgrade order, head

@@ -36,6 +36,15 @@ func (s *Server) installResolver() (*install.Resolver, *install.Catalog, error) 
 	return st.resolver, st.catalog, st.err
 }
 
+// InstallCatalog is the catalog as OLM v0's resolver reads it
+// (alpha/install), made from the snapshot's lines when first asked for
+// and kept: the one /api/v1/install resolves over, which a hub resolves
+// over with its other catalogs. It must not be changed.
+func (s *Server) InstallCatalog() (*install.Catalog, error) {
+	_, cat, err := s.installResolver()
+	return cat, err
+}
+
 // buildResolver reads the catalog's packages, channels and bundles from
 // its lines.
 func (s *Server) buildResolver(ctx context.Context) (*install.Resolver, *install.Catalog, error) {
@@ -63,9 +72,12 @@ func (s *Server) buildResolver(ctx context.Context) (*install.Resolver, *install
 		b.AddBlob(&declcfg.Blob{Meta: declcfg.Meta{Schema: schema, Package: pkg, Name: name, JSON: bytes.TrimSuffix(buf, []byte("\n"))},
 			Path: "catalog.jsonl", Index: n, Line: int(i) + 1, Col: 1})
 	}
-	cat, _, err := b.Build(s.opts.CatalogName, 0, nil)
+	cat, _, err := b.Build(s.opts.CatalogName, s.opts.Priority, nil)
 	if err != nil {
 		return nil, nil, err
+	}
+	if s.opts.Namespace != "" {
+		cat.SetNamespace(s.opts.Namespace)
 	}
 	r, err := install.NewResolver(cat)
 	if err != nil {

@@ -30,6 +30,9 @@ type Metrics struct {
 
 	load                           prometheus.Gauge
 	packages, bundles, blobs, size prometheus.Gauge
+
+	// hub holds a hub's metrics by catalog (hub.go); nil for serve.
+	hub *hubMetrics
 }
 
 // latencyBuckets suit answers that take from tens of microseconds (a
@@ -76,7 +79,11 @@ func (m *Metrics) InitializeGRPC(srv *grpc.Server) { m.GRPC.InitializeMetrics(sr
 // SetLoadTime records how long the catalog took to be served.
 func (m *Metrics) SetLoadTime(d time.Duration) { m.load.Set(d.Seconds()) }
 
-func (m *Metrics) setCatalog(snap *cache.Snapshot) {
+func (m *Metrics) setCatalog(name string, snap *cache.Snapshot) {
+	if m.hub != nil {
+		m.hub.setCatalog(name, snap)
+		return
+	}
 	m.packages.Set(float64(len(snap.Index.Packages)))
 	m.bundles.Set(float64(len(snap.Index.Bundles)))
 	if l := snap.Lines(); l != nil {
@@ -101,6 +108,9 @@ func (s *Server) instrument(name string, h http.Handler) http.Handler {
 		return h
 	}
 	l := prometheus.Labels{"handler": name}
+	if m.hub != nil {
+		l["catalog"] = s.opts.CatalogName
+	}
 	return promhttp.InstrumentHandlerDuration(m.duration.MustCurryWith(l),
 		promhttp.InstrumentHandlerCounter(m.requests.MustCurryWith(l), h))
 }

@@ -63,6 +63,15 @@ type Options struct {
 	// answers hold (default 64 MiB), weighed by what each cost
 	// (viewcache.go).
 	CacheBytes int64
+	// Priority and Namespace are the catalog's CatalogSource priority and
+	// namespace in the install answers (a hub's catalogs: hub.go); zero
+	// for serve.
+	Priority  int
+	Namespace string
+
+	// work, when set, is the pool of workers the questions share (a
+	// hub's catalogs share the hub's).
+	work chan struct{}
 }
 
 // DefaultBudget is a question's budget on the HTTP routes: shorter than
@@ -87,6 +96,9 @@ type Server struct {
 	opts  Options
 	log   *slog.Logger
 	views *viewCache
+	// inner serves the catalog's routes relative to its root: h at the
+	// root and under /catalogs/NAME/, a hub under /catalogs/NAME/.
+	inner http.Handler
 	pkgs  []pkgSummary // the package list, by name, from the index
 	list  catalogList  // the same with the operators' summaries, read when first asked for
 	h     http.Handler
@@ -138,11 +150,14 @@ func New(snap *cache.Snapshot, opts Options) (*Server, error) {
 	if opts.CacheBytes <= 0 {
 		opts.CacheBytes = defaultCacheBytes
 	}
+	if opts.work == nil {
+		opts.work = make(chan struct{}, workers())
+	}
 	s := &Server{snap: snap, lines: snap.Lines(), opts: opts, log: opts.Logger, views: newViewCache(opts.CacheBytes),
-		work: make(chan struct{}, workers())}
+		work: opts.work}
 	s.pkgs = summaries(snap)
 	if opts.Metrics != nil {
-		opts.Metrics.setCatalog(snap)
+		opts.Metrics.setCatalog(opts.CatalogName, snap)
 	}
 	s.h = s.routes()
 	return s, nil
@@ -182,6 +197,7 @@ func (s *Server) routes() http.Handler {
 	for _, p := range []string{"GET /{$}", "GET /index.html", "GET /ui/"} {
 		inner.Handle(p, page)
 	}
+	s.inner = inner
 
 	top := http.NewServeMux()
 	top.Handle("GET /healthz", s.instrument("healthz", http.HandlerFunc(s.healthz)))
@@ -390,12 +406,14 @@ const (
 // HTTPServer is an http.Server for the Server's handler, with the limits
 // above. ReadTimeout is unset on purpose: a large download is bounded by
 // IdleWrite (a client that stops reading), not by its total time.
-func (s *Server) HTTPServer() *http.Server {
+func (s *Server) HTTPServer() *http.Server { return newHTTPServer(s.h, s.log) }
+
+func newHTTPServer(h http.Handler, log *slog.Logger) *http.Server {
 	return &http.Server{
-		Handler:           s.h,
+		Handler:           h,
 		ReadHeaderTimeout: ReadHeaderTimeout,
 		MaxHeaderBytes:    MaxHeaderBytes,
 		IdleTimeout:       IdleTimeout,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 	}
 }

@@ -209,7 +209,7 @@ func TestAssetsAreSelfContained(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	if !slices.Equal(names, []string{"app.js", "favicon.png", "index.html", "style.css"}) {
+	if !slices.Equal(names, []string{"app.js", "favicon.png", "hub.js", "index.html", "style.css"}) {
 		t.Errorf("served files %v", names)
 	}
 	for _, name := range names {
@@ -242,15 +242,18 @@ func TestAssetsAreSelfContained(t *testing.T) {
 
 	// Catalog data is only ever text: no HTML parsing of strings, and
 	// every request URL relative.
-	js := string(embedded(t, "app.js"))
-	for _, bad := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", `"/api`, `'/api`, "`/api", ".style.", "setAttribute(\"style"} {
-		if strings.Contains(js, bad) {
-			t.Errorf("app.js uses %s", bad)
+	for _, name := range []string{"app.js", "hub.js"} {
+		js := string(embedded(t, name))
+		for _, bad := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", `"/api`, `'/api`, "`/api", ".style.", "setAttribute(\"style"} {
+			if strings.Contains(js, bad) {
+				t.Errorf("%s uses %s", name, bad)
+			}
 		}
-	}
-	for _, m := range regexp.MustCompile(`"(api/v1/[^"]*)"`).FindAllStringSubmatch(js, -1) {
-		if !slices.Contains([]string{"api/v1/packages?limit=all", "api/v1/packages/", "api/v1/updates?package=", "api/v1/install?package=", "api/v1/olmv1/resolve?package="}, m[1]) {
-			t.Errorf("app.js: unexpected API URL %q", m[1])
+		for _, m := range regexp.MustCompile(`"(api/v1/[^"]*)"`).FindAllStringSubmatch(js, -1) {
+			if !slices.Contains([]string{"api/v1/packages?limit=all", "api/v1/packages/", "api/v1/updates?package=", "api/v1/install?package=", "api/v1/olmv1/resolve?package=",
+				"api/v1/hub", "api/v1/cluster/installed", "api/v1/cluster?namespace="}, m[1]) {
+				t.Errorf("%s: unexpected API URL %q", name, m[1])
+			}
 		}
 	}
 }
@@ -259,7 +262,7 @@ func TestAssetsAreSelfContained(t *testing.T) {
 // top of index.html, and each exists in the page or is made by app.js.
 func TestIDsDocumented(t *testing.T) {
 	page := string(embedded(t, "index.html"))
-	js := string(embedded(t, "app.js"))
+	js := string(embedded(t, "app.js")) + string(embedded(t, "hub.js"))
 	end := strings.Index(page, "-->")
 	if end < 0 {
 		t.Fatal("index.html has no leading comment")
@@ -280,10 +283,10 @@ func TestIDsDocumented(t *testing.T) {
 		}
 	}
 	for id := range documented {
-		if id == "pkg" || id == "q" { // the hash's names, not ids
+		if id == "pkg" || id == "q" || id == "installed" || id == "ns" || id == "catalog" { // the hash's names, not ids
 			continue
 		}
-		if !inPage[id] && !strings.Contains(js, `id: "`+id+`"`) {
+		if !inPage[id] && !strings.Contains(js, `id: "`+id+`"`) && !strings.Contains(js, `id: pre + "-`+strings.TrimPrefix(strings.TrimPrefix(id, "ns-"), "whatif-")+`"`) {
 			t.Errorf("id %q is listed at the top of index.html but neither in the page nor made by app.js", id)
 		}
 	}

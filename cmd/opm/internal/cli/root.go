@@ -108,6 +108,7 @@ To view help related to alpha features, set HELP_ALPHA=true in the environment.`
 	alpha.AddCommand(newAlphaBundleCmd(s, &g), newListCmd(s, &g), newRenderGraphCmd(s, &g))
 	alpha.AddCommand(newQueryCmd(s, &g), newDiffCmd(s, &g), newFilterCmd(s, &g))
 	alpha.AddCommand(newRenderTemplateCmd(s, &g), newConvertTemplateCmd(s))
+	alpha.AddCommand(newHubCmd(s, &g))
 	root.AddCommand(
 		newRenderCmd(s, &g),
 		newValidateCmd(s, &g),

@@ -28,8 +28,15 @@
     while (e.firstChild) e.removeChild(e.firstChild);
   }
 
-  function pkgURL(name) {
-    return "api/v1/packages/" + encodeURIComponent(name);
+  // The answers of one package come from its catalog: the page's own
+  // (""), or, on a hub's page, "catalogs/NAME/" (ui/hub.js).
+  let apiBase = "";
+  function catalogBase(catalog) {
+    return catalog ? "catalogs/" + encodeURIComponent(catalog) + "/" : "";
+  }
+
+  function pkgURL(name, base) {
+    return (base === undefined ? apiBase : base) + "api/v1/packages/" + encodeURIComponent(name);
   }
 
   function plural(n, one, many) {
@@ -140,6 +147,17 @@
     const params = new URLSearchParams(location.hash.replace(/^#/, ""));
     const v = { pkg: params.get("pkg"), channel: params.get("channel"), bundle: params.get("bundle"), q: params.get("q") || "", filters: {} };
     for (const f of FACETS) v.filters[f.key] = params.getAll(f.key);
+    // A hub's views (ui/hub.js): a package's catalog and what installing
+    // it into a namespace does; the installed operators; a namespace.
+    if (v.pkg) {
+      v.catalog = params.get("catalog");
+      v.installInto = params.get("installInto");
+      v.installChannel = params.get("installChannel");
+    } else if (params.has("installed")) {
+      v.installed = true;
+    } else if (params.get("ns")) {
+      v.ns = params.get("ns");
+    }
     return v;
   }
 
@@ -147,8 +165,15 @@
     const params = new URLSearchParams();
     if (v.pkg) {
       params.set("pkg", v.pkg);
+      if (v.catalog) params.set("catalog", v.catalog);
       if (v.channel) params.set("channel", v.channel);
       if (v.bundle) params.set("bundle", v.bundle);
+      if (v.installInto) params.set("installInto", v.installInto);
+      if (v.installInto && v.installChannel) params.set("installChannel", v.installChannel);
+    } else if (v.installed) {
+      params.set("installed", "");
+    } else if (v.ns) {
+      params.set("ns", v.ns);
     } else {
       if (v.q) params.set("q", v.q);
       for (const f of FACETS) for (const x of (v.filters && v.filters[f.key]) || []) params.append(f.key, x);
@@ -157,9 +182,18 @@
     return s ? "#" + s : "";
   }
 
+  // pkgHash is the address of a package's view; on a hub's page it keeps
+  // the catalog of the package open.
   function pkgHash(name, extra) {
-    return hashOf(Object.assign({ pkg: name }, extra || {}));
+    const cat = currentPkg && currentPkg.name === name && currentPkg.catalog && current.catalog ? { catalog: current.catalog } : {};
+    return hashOf(Object.assign({ pkg: name }, cat, extra || {}));
   }
+
+  // Hooks of the hub's script (ui/hub.js), which sets them before the
+  // page starts: list(data) when the package list comes, tile(p, body)
+  // for each tile, route(v, prev) for a view that is not the list's nor
+  // a package's (true when it shows it), renderers for a package.
+  const hooks = { list: null, tile: null, route: null, renderers: [] };
 
   // ---- The package list ---------------------------------------------------
 
@@ -173,6 +207,7 @@
     pkgs: [], // sorted by display name
     tiles: new Map(), // name -> li
     haystack: new Map(), // name -> lowercased text searched
+    facetValues: new Map(), // name -> facet key -> its values, lowercased, each once
     boxes: {}, // facet key -> Map(lower value -> {input, count, li, value})
     selected: {}, // facet key -> Set(lower value)
   };
@@ -188,6 +223,11 @@
       return;
     }
     showStatus("list", "");
+    list.tiles.clear();
+    if (hooks.list) {
+      hooks.list(data);
+      current = parseHash(); // the hub's filters read from the address too
+    }
     if (data.catalog) {
       $("catalog-name").textContent = data.catalog;
       setTitle(titleMain); // a view opened before the list came gets the name
@@ -201,6 +241,11 @@
     list.total = pkgs.length;
     for (const p of pkgs) {
       list.haystack.set(p.name, [p.name, p.displayName || "", p.shortDescription || "", ...(p.keywords || [])].join("\n").toLowerCase());
+      // Each filter's values of the package, lowercased, once: a change
+      // of the search or a filter only compares them.
+      const fv = {};
+      for (const f of FACETS) fv[f.key] = [...new Set(f.values(p).map((x) => String(x).toLowerCase()))];
+      list.facetValues.set(p.name, fv);
     }
     buildFilters();
     list.loaded = true;
@@ -226,7 +271,7 @@
     if (p.icon) {
       // An icon the browser cannot show (its bytes are no image) gives
       // way to the placeholder.
-      icon = el("img", { class: "tile-icon", src: pkgURL(p.name) + "/icon", alt: "", loading: "lazy", decoding: "async" });
+      icon = el("img", { class: "tile-icon", src: pkgURL(p.name, catalogBase(p.catalog)) + "/icon", alt: "", loading: "lazy", decoding: "async" });
       icon.addEventListener("error", (ev) => ev.target.replaceWith(placeholder()), { once: true });
     }
     const title = el("span", { class: "tile-title" }, p.displayName || p.name);
@@ -238,6 +283,7 @@
     if (p.capabilities) meta.append(" \u00b7 " + p.capabilities);
     body.append(meta);
     if (p.deprecated) body.append(el("span", { class: "badge warn", title: p.deprecated }, "deprecated"));
+    if (hooks.tile) hooks.tile(p, body);
     const a = el("a", { class: "tile", href: pkgHash(p.name), "data-name": p.name }, icon, body);
     li = el("li", { class: p.deprecated ? "deprecated" : null }, a);
     list.tiles.set(p.name, li);
@@ -311,12 +357,13 @@
   function matches(p, words, skip) {
     const hay = list.haystack.get(p.name);
     for (const w of words) if (!hay.includes(w)) return false;
+    const fv = list.facetValues.get(p.name);
     for (const f of FACETS) {
       if (f.key === skip) continue;
       const sel = list.selected[f.key];
       if (sel.size === 0) continue;
       let any = false;
-      for (const v of f.values(p)) if (sel.has(String(v).toLowerCase())) { any = true; break; }
+      for (const v of fv[f.key]) if (sel.has(v)) { any = true; break; }
       if (!any) return false;
     }
     return true;
@@ -362,7 +409,7 @@
       const n = new Map();
       for (const p of list.pkgs) {
         if (!matches(p, words, f.key)) continue;
-        for (const v of new Set(f.values(p).map((x) => String(x).toLowerCase()))) n.set(v, (n.get(v) || 0) + 1);
+        for (const v of list.facetValues.get(p.name)[f.key]) n.set(v, (n.get(v) || 0) + 1);
       }
       for (const [k, b] of list.boxes[f.key]) {
         const c = n.get(k) || 0;
@@ -422,17 +469,31 @@
     const v = parseHash();
     const prev = current;
     current = v;
+    const hubView = hooks.route ? hooks.route(v, prev) : false;
+    if (hubView) {
+      pkgSeq++;
+      $("browse").hidden = true;
+      $("package").hidden = true;
+      showStatus("package", "");
+      return;
+    }
     if (!v.pkg) {
       showBrowse(prev);
       return;
     }
     $("browse").hidden = true;
     showStatus("list", "");
-    let p = currentPkg && currentPkg.name === v.pkg ? currentPkg : null;
+    // On a hub's page, the package of the catalog named, or else of the
+    // one a Subscription without a source uses (the first that offers it).
+    const offers = currentPkg && currentPkg.catalogs;
+    const wantCatalog = v.catalog || (offers && offers.length ? offers[0].catalog : "");
+    let p = currentPkg && currentPkg.name === v.pkg && (!wantCatalog || currentPkg.catalog === wantCatalog) ? currentPkg : null;
     if (!p) {
       const seq = ++pkgSeq;
       try {
-        p = await getJSON(pkgURL(v.pkg));
+        // A hub answers at its root from the package's catalog (the one
+        // named, or the one a Subscription without a source uses).
+        p = await getJSON(pkgURL(v.pkg, "") + (v.catalog ? "?catalog=" + encodeURIComponent(v.catalog) : ""));
       } catch (e) {
         if (seq !== pkgSeq) return;
         currentPkg = null;
@@ -443,6 +504,7 @@
       }
       if (seq !== pkgSeq || current.pkg !== v.pkg) return;
       currentPkg = p;
+      apiBase = catalogBase(p.catalog);
       showStatus("package", "");
       renderPackage(p);
     }
@@ -472,11 +534,13 @@
 
   // The package's sections, in order: each renders from the package's
   // JSON (a section added later adds one line here, and one in index.html).
-  const packageRenderers = [renderHeader, renderOverviewOf, setupUpdates, setupInstall, renderChannels, setupGraph, renderBundles, renderJump];
+  const packageRenderers = [renderHeader, renderOverviewOf, setupUpdates, setupInstall, renderChannels, setupGraph, renderBundles];
 
   function renderPackage(p) {
     $("package").hidden = false;
     for (const r of packageRenderers) r(p);
+    for (const r of hooks.renderers) r(p);
+    renderJump();
   }
 
   function renderHeader(p) {
@@ -610,8 +674,8 @@
 
   function renderJump() {
     const nav = $("jump");
-    if (nav.childElementCount) return;
-    for (const s of document.querySelectorAll("#package .pkg-section[data-title]")) {
+    clear(nav); // the sections shown may differ (a hub's)
+    for (const s of document.querySelectorAll("#package .pkg-section[data-title]:not([hidden])")) {
       const b = el("button", { type: "button", "data-target": s.id }, s.dataset.title);
       b.addEventListener("click", () => {
         const d = s.querySelector("details");
@@ -938,7 +1002,7 @@
       out.append(el("p", { id: "updates-error", class: "error" }, "Pick an installed bundle or type a version."));
       return;
     }
-    const url = "api/v1/updates?package=" + encodeURIComponent(currentPkg.name) +
+    const url = apiBase + "api/v1/updates?package=" + encodeURIComponent(currentPkg.name) +
       "&channel=" + encodeURIComponent($("updates-channel").value) +
       "&from=" + encodeURIComponent(from);
     const seq = ++updSeq;
@@ -1073,8 +1137,9 @@
     const out = $("install-result");
     clear(out);
     const channel = $("install-channel").value;
+    // On a hub's page, at its root: dependencies from every catalog.
     const url = "api/v1/install?package=" + encodeURIComponent(currentPkg.name) +
-      "&channel=" + encodeURIComponent(channel);
+      "&channel=" + encodeURIComponent(channel) + (currentPkg.catalog ? "&catalog=" + encodeURIComponent(currentPkg.catalog) : "");
     const seq = ++instSeq;
     out.append(el("p", { class: "muted" }, "Resolving\u2026"));
     let a;
@@ -1095,7 +1160,7 @@
   // askInstallOLMv1 adds one line: what a ClusterExtension for the same
   // channel resolves to, and whether OLM v1 can install it.
   async function askInstallOLMv1(out, seq) {
-    const url = "api/v1/olmv1/resolve?package=" + encodeURIComponent(currentPkg.name) +
+    const url = apiBase + "api/v1/olmv1/resolve?package=" + encodeURIComponent(currentPkg.name) +
       "&channel=" + encodeURIComponent($("install-channel").value);
     let msg, cls = "error";
     try {
@@ -1245,6 +1310,23 @@
     loadList();
     route();
   }
+
+  // The page's other scripts (ui/hub.js), loaded before this one, get
+  // what they build on.
+  const page = {
+    $, el, clear, plural, getJSON, showStatus, setTitle, hashOf, pkgHash, catalogBase, FACETS, list, hooks, applyFilters, renderJump,
+    current: () => current,
+    currentPkg: () => currentPkg,
+    route: () => route(),
+    // reload fetches the package list and the open package again (a
+    // catalog of a hub was swapped).
+    reload: async () => {
+      currentPkg = null;
+      await loadList();
+      await route();
+    },
+  };
+  for (const ext of window.opmPageExtensions || []) ext(page);
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
   else init();

@@ -1,0 +1,814 @@
+package action
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fastopm/fastopm/alpha/cluster"
+	"github.com/fastopm/fastopm/alpha/declcfg"
+	"github.com/fastopm/fastopm/pkg/cache"
+	"github.com/fastopm/fastopm/pkg/httpserver"
+	"github.com/fastopm/fastopm/pkg/suggest"
+)
+
+// Hub is `opm alpha hub`: several catalogs served over HTTP at once, with
+// the answers that take all of them into account, and, with a cluster's
+// state, `query cluster`'s answers over them (pkg/httpserver's Hub). The
+// catalogs are loaded in parallel into the snapshots serve uses; an image
+// catalog with a poll interval is polled for a new digest and swapped in
+// when it changes, as catalogd polls a ClusterCatalog's image.
+type Hub struct {
+	Catalogs []HubCatalogFlag
+	// State are the files, directories and must-gathers of a cluster's
+	// objects; none: the hub has no cluster answers.
+	State []string
+	// GlobalNamespace is OLM's global catalog namespace ("": detected as
+	// query cluster detects it).
+	GlobalNamespace string
+	// Sources resolves the catalogs' references (directories and
+	// images); Digest resolves an image reference to its digest and the
+	// reference by that digest (image.Digest), to poll it; nil: images
+	// are pulled by the reference given, and not polled.
+	Sources SourceResolver
+	Digest  func(ctx context.Context, ref string) (digest, digestRef string, err error)
+	// MaxFileSize is the largest catalog file read (0: the loader's
+	// default).
+	MaxFileSize int64
+	// TempDir holds the snapshots' temporary files (os.TempDir() when
+	// empty).
+	TempDir string
+	// RetryBase is the wait before an image whose load failed is tried
+	// again, doubled at each failure up to 10 minutes (and the poll
+	// interval); default 10 s.
+	RetryBase time.Duration
+
+	// HTTPAddr is the address to serve on; HTTPListener, when set, is
+	// served instead (tests). HTTPTLSCert and HTTPTLSKey, both or
+	// neither, serve HTTPS as serve does.
+	HTTPAddr                string
+	HTTPListener            net.Listener
+	HTTPTLSCert, HTTPTLSKey string
+	// Budget and MaxTerms bound each question (httpserver's defaults).
+	Budget   time.Duration
+	MaxTerms int
+
+	Logger        *slog.Logger
+	ShutdownGrace time.Duration
+	// OnServing, when set, is called with the address once HTTP is
+	// served (before the catalogs are loaded: /readyz says when they
+	// are).
+	OnServing func(addr net.Addr)
+	// OnHub, when set, is called with the hub once it is made (tests).
+	OnHub func(*httpserver.Hub)
+}
+
+// HubCatalogFlag is one --catalog of the hub: [NAMESPACE/]NAME=REF
+// [,priority=N][,pollIntervalMinutes=M].
+type HubCatalogFlag struct {
+	// Name is the catalog's name in the hub's URLs, and the name of the
+	// state's CatalogSource it gives the content of; Namespace, when
+	// given, that CatalogSource's namespace.
+	Name, Namespace string
+	Ref             string
+	Priority        int
+	PrioritySet     bool
+	// PollInterval is how often the image is polled for a new digest (0:
+	// never): pollIntervalMinutes.
+	PollInterval time.Duration
+}
+
+// ParseHubCatalog reads [NAMESPACE/]NAME=REF[,priority=N][,pollIntervalMinutes=M].
+func ParseHubCatalog(s string) (HubCatalogFlag, error) {
+	name, rest, ok := strings.Cut(s, "=")
+	if !ok || name == "" || rest == "" {
+		return HubCatalogFlag{}, fmt.Errorf("invalid catalog %q: expected [NAMESPACE/]NAME=REF[,priority=N][,pollIntervalMinutes=M]", s)
+	}
+	c := HubCatalogFlag{Name: name, Ref: rest}
+	if ns, n, ok := strings.Cut(name, "/"); ok {
+		if ns == "" || n == "" || strings.Contains(n, "/") {
+			return HubCatalogFlag{}, fmt.Errorf("invalid catalog %q: the name is NAME or NAMESPACE/NAME", s)
+		}
+		c.Namespace, c.Name = ns, n
+	}
+	if err := httpserver.ValidCatalogName(c.Name); err != nil {
+		return HubCatalogFlag{}, fmt.Errorf("--catalog %s: %w", s, err)
+	}
+	// Options from the end: a directory's name may hold a comma, rarely
+	// one followed by KEY=.
+	for {
+		i := strings.LastIndex(c.Ref, ",")
+		if i < 0 {
+			break
+		}
+		k, v, ok := strings.Cut(c.Ref[i+1:], "=")
+		if !ok {
+			break
+		}
+		switch k {
+		case "priority":
+			n, err := strconv.Atoi(v)
+			if errors.Is(err, strconv.ErrRange) {
+				return HubCatalogFlag{}, fmt.Errorf("invalid catalog %q: priority %q is out of range (%d to %d)", s, v, math.MinInt, math.MaxInt)
+			}
+			if err != nil {
+				return HubCatalogFlag{}, fmt.Errorf("invalid catalog %q: priority %q is not a whole number", s, v)
+			}
+			c.Priority, c.PrioritySet = n, true
+		case "pollIntervalMinutes":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > 1<<20 {
+				return HubCatalogFlag{}, fmt.Errorf("invalid catalog %q: pollIntervalMinutes %q is not a whole number of minutes from 1 to %d", s, v, 1<<20)
+			}
+			c.PollInterval = time.Duration(n) * time.Minute
+		default:
+			if _, err := os.Stat(c.Ref); err == nil {
+				return finishHubCatalog(s, c)
+			}
+			return HubCatalogFlag{}, fmt.Errorf("invalid catalog %q: unknown option %q (the options are priority=N and pollIntervalMinutes=M)%s",
+				s, k, suggest.Hint(k, []string{"priority", "pollIntervalMinutes"}))
+		}
+		c.Ref = c.Ref[:i]
+	}
+	return finishHubCatalog(s, c)
+}
+
+func finishHubCatalog(s string, c HubCatalogFlag) (HubCatalogFlag, error) {
+	if c.Ref == "" {
+		return HubCatalogFlag{}, fmt.Errorf("invalid catalog %q: no reference", s)
+	}
+	if c.PollInterval > 0 {
+		// catalogd's rules for pollIntervalMinutes: images by tag only.
+		if isDirRef(c.Ref) {
+			return HubCatalogFlag{}, fmt.Errorf("invalid catalog %q: pollIntervalMinutes polls an image; %s is a directory", s, c.Ref)
+		}
+		if strings.Contains(c.Ref, "@") {
+			return HubCatalogFlag{}, fmt.Errorf("invalid catalog %q: cannot specify pollIntervalMinutes while using digest-based image", s)
+		}
+	}
+	return c, nil
+}
+
+// isDirRef says whether a catalog reference is a directory (an existing
+// one, or one that can only be a path), as the resolver decides.
+func isDirRef(ref string) bool {
+	st, err := os.Stat(ref)
+	return (err == nil && st.IsDir()) || looksLikePath(ref)
+}
+
+// Run serves until ctx is done, then stops gracefully and returns nil. It
+// returns an error when the question is wrong (names, the state, TLS) or
+// HTTP cannot be served; a catalog that cannot be loaded is not an error:
+// the hub serves the others and says so (/readyz, the page).
+func (a *Hub) Run(ctx context.Context) error {
+	log := a.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if len(a.Catalogs) == 0 {
+		return errors.New("give at least one catalog: --catalog NAME=REF")
+	}
+	if (a.HTTPTLSCert == "") != (a.HTTPTLSKey == "") {
+		return errors.New("--http-tls-cert and --http-tls-key must be given together")
+	}
+	seen := map[string]bool{}
+	for _, c := range a.Catalogs {
+		if err := httpserver.ValidCatalogName(c.Name); err != nil {
+			return fmt.Errorf("--catalog %s: %w", c.Name, err)
+		}
+		if seen[c.Name] {
+			return fmt.Errorf("--catalog %s: two catalogs are named %q: give each a name of its own", c.Name, c.Name)
+		}
+		seen[c.Name] = true
+		if isDirRef(c.Ref) {
+			if st, err := os.Stat(c.Ref); err != nil {
+				return fmt.Errorf("--catalog %s: %w", c.Name, err)
+			} else if !st.IsDir() {
+				return fmt.Errorf("--catalog %s: %s is not a directory", c.Name, c.Ref)
+			}
+		}
+	}
+	hubCats := make([]httpserver.HubCatalog, len(a.Catalogs))
+	for i, c := range a.Catalogs {
+		hubCats[i] = httpserver.HubCatalog{Name: c.Name, Ref: c.Ref, Priority: c.Priority, PollIntervalMinutes: int(c.PollInterval / time.Minute)}
+	}
+	var ch *clusterHub
+	if len(a.State) > 0 {
+		var err error
+		if ch, err = a.readState(ctx, hubCats, log); err != nil {
+			return err
+		}
+	}
+	var stopping atomic.Bool
+	opts := httpserver.HubOptions{Catalogs: hubCats, Ready: func() bool { return !stopping.Load() }, Metrics: httpserver.NewHubMetrics(),
+		Logger: log, Budget: a.Budget, MaxTerms: a.MaxTerms}
+	if ch != nil {
+		opts.Cluster = ch
+	}
+	hub, err := httpserver.NewHub(opts)
+	if err != nil {
+		return err
+	}
+	if a.OnHub != nil {
+		a.OnHub(hub)
+	}
+	web, err := a.startHTTP(hub, log)
+	if err != nil {
+		return err
+	}
+
+	// The catalogs, in parallel; each image with a poll interval goes on
+	// being polled.
+	loadCtx, stopLoads := context.WithCancel(ctx)
+	var loads sync.WaitGroup
+	first := make(chan struct{}, len(a.Catalogs))
+	for _, c := range a.Catalogs {
+		loads.Add(1)
+		go func() {
+			defer loads.Done()
+			a.keep(loadCtx, hub, c, log, first)
+		}()
+	}
+	var stopMemory func()
+	go func() {
+		for range a.Catalogs {
+			select {
+			case <-first:
+			case <-loadCtx.Done():
+				return
+			}
+		}
+		freeOSMemory()
+		log.Info("every catalog's first load is done", "catalogs", len(a.Catalogs))
+	}()
+	defer func() {
+		if stopMemory != nil {
+			stopMemory()
+		}
+	}()
+	stopMemory = limitServeMemory(100 * time.Millisecond)
+
+	var webErr error
+	select {
+	case webErr = <-web.served:
+	case <-ctx.Done():
+	}
+	log.Info("shutting down the hub")
+	stopping.Store(true)
+	stopLoads()
+	grace := a.ShutdownGrace
+	if grace <= 0 {
+		grace = 500 * time.Millisecond
+	}
+	if webErr == nil {
+		web.stop(grace)
+		webErr = <-web.served
+	}
+	loads.Wait()
+	hub.Close()
+	if webErr != nil {
+		return fmt.Errorf("serve HTTP: %w", webErr)
+	}
+	return nil
+}
+
+// startHTTP serves the hub's handler, with TLS as serve has it.
+func (a *Hub) startHTTP(hub *httpserver.Hub, log *slog.Logger) (*webServer, error) {
+	hsrv := hub.HTTPServer()
+	if a.HTTPTLSCert != "" {
+		certs, err := httpserver.NewCertReloader(a.HTTPTLSCert, a.HTTPTLSKey)
+		if err != nil {
+			return nil, err
+		}
+		hsrv.TLSConfig = certs.TLSConfig()
+	}
+	lis := a.HTTPListener
+	if lis == nil {
+		var err error
+		if lis, err = net.Listen("tcp", a.HTTPAddr); err != nil {
+			return nil, fmt.Errorf("failed to listen on --http-addr: %w", err)
+		}
+	}
+	w := &webServer{srv: hsrv, served: make(chan error, 1), log: log}
+	scheme := "http"
+	if hsrv.TLSConfig != nil {
+		scheme = "https"
+	}
+	go func() {
+		var err error
+		if scheme == "https" {
+			err = hsrv.ServeTLS(lis, "", "")
+		} else {
+			err = hsrv.Serve(lis)
+		}
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		w.served <- err
+	}()
+	log.Info("serving the hub over HTTP", "address", lis.Addr().String(), "scheme", scheme, "catalogs", len(a.Catalogs), "url", browseURL(scheme, a.HTTPAddr, lis.Addr()))
+	if a.OnServing != nil {
+		a.OnServing(lis.Addr())
+	}
+	return w, nil
+}
+
+// keep loads a catalog and, for an image, keeps it up to date: its
+// digest is resolved at every poll (catalogd's pollIntervalMinutes: the
+// next poll is the interval, with 1% of jitter, after the last that
+// worked), and a new digest is loaded and swapped in. A load that fails
+// leaves the last good snapshot served and is tried again after a wait
+// that doubles at each failure. A directory is read once. first gets one
+// value after the first attempt.
+func (a *Hub) keep(ctx context.Context, hub *httpserver.Hub, c HubCatalogFlag, log *slog.Logger, first chan<- struct{}) {
+	isImage := !isDirRef(c.Ref)
+	var served string // the digest served
+	failures := 0
+	once := sync.OnceFunc(func() { first <- struct{}{} })
+	defer once()
+	for {
+		start := time.Now()
+		digest, ref := "", c.Ref
+		var err error
+		if isImage && a.Digest != nil {
+			digest, ref, err = a.Digest(ctx, c.Ref)
+		}
+		changed := err == nil && (served == "" || digest != served)
+		if changed {
+			var snap *cache.Snapshot
+			if snap, err = a.load(ctx, c, ref, log); err == nil {
+				if err = hub.Set(c.Name, snap, digest, time.Since(start)); err != nil {
+					snap.Close()
+				} else {
+					served = digest
+					if served == "" {
+						served = "loaded" // an image pulled without a digest: never polled
+					}
+				}
+			}
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		now := time.Now()
+		if err != nil {
+			failures++
+			hub.Failed(c.Name, err)
+		} else {
+			failures = 0
+			if !changed {
+				log.Debug("polled a catalog: its digest is the same", "catalog", c.Name, "digest", digest)
+			}
+		}
+		once()
+		var wait time.Duration
+		switch {
+		case !isImage:
+			return
+		case err != nil:
+			wait = a.retryWait(failures)
+			if c.PollInterval > 0 {
+				wait = min(wait, c.PollInterval)
+			}
+		case c.PollInterval == 0 || a.Digest == nil:
+			return
+		default:
+			wait = jitter(c.PollInterval)
+		}
+		if c.PollInterval > 0 {
+			hub.Polled(c.Name, now, now.Add(wait))
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// retryWait is the wait before the n-th attempt after failures.
+func (a *Hub) retryWait(n int) time.Duration {
+	base := a.RetryBase
+	if base <= 0 {
+		base = 10 * time.Second
+	}
+	d := base
+	for i := 1; i < n && d < 10*time.Minute; i++ {
+		d *= 2
+	}
+	return min(d, 10*time.Minute)
+}
+
+// jitter is catalogd's wait.Jitter(d, 0.01): d and up to 1% more.
+func jitter(d time.Duration) time.Duration {
+	return d + time.Duration(rand.Float64()*0.01*float64(d))
+}
+
+// load reads a catalog into a snapshot with its JSON lines, as serve
+// --http-addr's cold start does.
+func (a *Hub) load(ctx context.Context, c HubCatalogFlag, ref string, log *slog.Logger) (*cache.Snapshot, error) {
+	src, err := resolveCatalog(ctx, a.Sources, ref)
+	if err != nil {
+		return nil, err
+	}
+	if src.Close != nil {
+		defer src.Close()
+	}
+	if src.FS == nil {
+		return nil, fmt.Errorf("%s is not a catalog", ref)
+	}
+	l := log.With("catalog", c.Name)
+	walk := []declcfg.WalkOption{declcfg.WithMaxFileSize(a.MaxFileSize), declcfg.WithWarnings(func(w *declcfg.Error) { l.Warn(w.Error()) })}
+	snap, inMemory, err := LoadServeTemp(ctx, src.FS, a.TempDir, true, walk...)
+	if err != nil {
+		return nil, err
+	}
+	if inMemory {
+		l.Warn("no writable temporary directory: keeping the catalog's answers in memory")
+	}
+	return snap, nil
+}
+
+// readState reads the cluster's state and maps each catalog to its
+// CatalogSource: by name (NAMESPACE/NAME when several have it), its
+// priority the CatalogSource's unless given.
+func (a *Hub) readState(ctx context.Context, cats []httpserver.HubCatalog, log *slog.Logger) (*clusterHub, error) {
+	state, err := cluster.Read(ctx, a.State...)
+	if err != nil {
+		return nil, err
+	}
+	global := a.GlobalNamespace
+	if global == "" {
+		global = globalNamespaceOf(state)
+	}
+	byName := map[string][]string{}
+	var keys []string
+	for _, cs := range state.CatalogSources {
+		key := cs.Namespace + "/" + cs.Name
+		keys = append(keys, key)
+		byName[cs.Name] = append(byName[cs.Name], key)
+	}
+	for i, f := range a.Catalogs {
+		key := ""
+		if f.Namespace != "" {
+			key = f.Namespace + "/" + f.Name
+			if state.CatalogSource(f.Namespace, f.Name) == nil {
+				return nil, fmt.Errorf("--catalog %s/%s: the state has no CatalogSource %s (its CatalogSources: %s)%s", f.Namespace, f.Name, key, list(keys), suggest.Hint(key, keys))
+			}
+		} else {
+			switch ks := byName[f.Name]; len(ks) {
+			case 0:
+				log.Warn("the catalog is no CatalogSource of the state: the cluster's answers leave it out", "catalog", f.Name, "catalogSources", list(keys))
+			case 1:
+				key = ks[0]
+			default:
+				return nil, fmt.Errorf("--catalog %s: CatalogSources %s have that name: give NAMESPACE/NAME", f.Name, strings.Join(ks, " and "))
+			}
+		}
+		if key == "" {
+			continue
+		}
+		for j := range i {
+			if cats[j].CatalogSource == key {
+				return nil, fmt.Errorf("--catalog %s: CatalogSource %s is given twice", f.Name, key)
+			}
+		}
+		cats[i].CatalogSource = key
+		if !f.PrioritySet {
+			cats[i].Priority = catalogSourceOf(state, key).Spec.Priority
+		}
+	}
+	return newClusterHub(state, global, cats), nil
+}
+
+// clusterHub is the cluster's state as the hub shows it: httpserver's
+// ClusterState over query cluster's answers.
+type clusterHub struct {
+	state    *cluster.State
+	global   string
+	catalogs []httpserver.HubCatalog
+	overview *HubClusterOverview
+	byPkg    map[string][]httpserver.InstalledRef
+}
+
+// HubClusterOverview is what the hub's page shows of the state.
+type HubClusterOverview struct {
+	State           string `json:"state"`
+	GlobalNamespace string `json:"globalNamespace"`
+	// Namespaces are every namespace the state names, with what it holds.
+	Namespaces []HubNamespace `json:"namespaces"`
+	// CatalogSources are the state's, each with the hub catalog that
+	// gives its content ("": none, OLM cannot reach it).
+	CatalogSources []HubCatalogSource `json:"catalogSources"`
+}
+
+// HubNamespace is a namespace of the state.
+type HubNamespace struct {
+	Name           string `json:"name"`
+	Subscriptions  int    `json:"subscriptions"`
+	CSVs           int    `json:"csvs"`
+	OperatorGroups int    `json:"operatorGroups"`
+	InstallPlans   int    `json:"installPlans"`
+}
+
+// HubCatalogSource is a CatalogSource of the state.
+type HubCatalogSource struct {
+	CatalogSource string `json:"catalogSource"`
+	Priority      int    `json:"priority"`
+	Image         string `json:"image,omitempty"`
+	// Catalog is the hub's catalog of its content; "" when none is
+	// given: OLM cannot reach it.
+	Catalog string `json:"catalog,omitempty"`
+}
+
+func newClusterHub(state *cluster.State, global string, cats []httpserver.HubCatalog) *clusterHub {
+	c := &clusterHub{state: state, global: global, catalogs: cats, byPkg: map[string][]httpserver.InstalledRef{}}
+	o := &HubClusterOverview{State: state.Summary(), GlobalNamespace: global, Namespaces: []HubNamespace{}, CatalogSources: []HubCatalogSource{}}
+	counts := map[string]*HubNamespace{}
+	ns := func(name string) *HubNamespace {
+		if counts[name] == nil {
+			counts[name] = &HubNamespace{Name: name}
+		}
+		return counts[name]
+	}
+	for _, n := range state.Namespaces {
+		ns(n.Name)
+	}
+	for _, s := range state.Subscriptions {
+		ns(s.Namespace).Subscriptions++
+	}
+	for _, x := range state.CSVs {
+		ns(x.Namespace).CSVs++
+	}
+	for _, g := range state.OperatorGroups {
+		ns(g.Namespace).OperatorGroups++
+	}
+	for _, p := range state.InstallPlans {
+		ns(p.Namespace).InstallPlans++
+	}
+	for _, name := range slices.Sorted(func(y func(string) bool) {
+		for k := range counts {
+			if !y(k) {
+				return
+			}
+		}
+	}) {
+		o.Namespaces = append(o.Namespaces, *counts[name])
+	}
+	for _, cs := range state.CatalogSources {
+		key := cs.Namespace + "/" + cs.Name
+		hc := HubCatalogSource{CatalogSource: key, Priority: cs.Spec.Priority, Image: cs.Spec.Image}
+		for _, h := range cats {
+			if h.CatalogSource == key {
+				hc.Catalog, hc.Priority = h.Name, h.Priority
+			}
+		}
+		o.CatalogSources = append(o.CatalogSources, hc)
+	}
+	c.overview = o
+	for _, s := range state.Subscriptions {
+		if s.Spec == nil || s.Status.InstalledCSV == "" {
+			continue
+		}
+		c.byPkg[s.Spec.Package] = append(c.byPkg[s.Spec.Package], httpserver.InstalledRef{Namespace: s.Namespace, CSV: s.Status.InstalledCSV,
+			Subscription: s.Name, Source: s.Spec.CatalogSourceNamespace + "/" + s.Spec.CatalogSource})
+	}
+	return c
+}
+
+func (c *clusterHub) Overview() any { return c.overview }
+
+func (c *clusterHub) InstalledPackages() map[string][]httpserver.InstalledRef { return c.byPkg }
+
+// Answers are the cluster's answers over the catalogs a hub serves: each
+// CatalogSource with a catalog served has its content, the others none.
+func (c *clusterHub) Answers(_ context.Context, cats []httpserver.WorldCatalog) (httpserver.ClusterAnswers, error) {
+	cc := &clusterCatalogs{byKey: cluster.Catalogs{}, read: map[string]bundleReader{}}
+	served := map[string]httpserver.WorldCatalog{}
+	for _, wc := range cats {
+		if wc.CatalogSource == "" || wc.Catalog == nil {
+			continue
+		}
+		cc.byKey[wc.CatalogSource] = wc.Catalog
+		cc.read[wc.CatalogSource] = bundleReader(wc.Bundles)
+		served[wc.CatalogSource] = wc
+	}
+	w := &clusterWorld{hub: c, cats: cc}
+	for _, cs := range c.state.CatalogSources {
+		key := cs.Namespace + "/" + cs.Name
+		rc := ClusterCatalog{CatalogSource: key, Priority: cs.Spec.Priority, Image: cs.Spec.Image}
+		for _, h := range c.catalogs {
+			if h.CatalogSource == key {
+				rc.Priority = h.Priority
+			}
+		}
+		if wc, ok := served[key]; ok {
+			rc.Ref = wc.Ref
+		}
+		w.catalogs = append(w.catalogs, rc)
+	}
+	return w, nil
+}
+
+// clusterWorld answers over one set of catalogs; the answer to no
+// question in particular (every namespace, no plan) is made once.
+type clusterWorld struct {
+	hub      *clusterHub
+	cats     *clusterCatalogs
+	catalogs []ClusterCatalog
+
+	baseOnce sync.Once
+	base     *ClusterReport
+	baseErr  error
+
+	instOnce sync.Once
+	inst     *HubInstalled
+	instErr  error
+}
+
+// Report answers q as `opm alpha query cluster -o json` does.
+func (w *clusterWorld) Report(ctx context.Context, q httpserver.ClusterQuestion) (*httpserver.ClusterResult, error) {
+	var rep *ClusterReport
+	var err error
+	if q.Namespace == "" && len(q.Subscribe) == 0 && !q.Plan {
+		rep, err = w.baseReport(q)
+	} else {
+		rep, err = w.report(ctx, q)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &httpserver.ClusterResult{Answer: rep, Undecided: rep.Undecided()}, nil
+}
+
+func (w *clusterWorld) baseReport(q httpserver.ClusterQuestion) (*ClusterReport, error) {
+	w.baseOnce.Do(func() {
+		// Not a request's context: others wait for the same answer.
+		w.base, w.baseErr = w.report(context.Background(), q)
+	})
+	return w.base, w.baseErr
+}
+
+func (w *clusterWorld) report(ctx context.Context, q httpserver.ClusterQuestion) (*ClusterReport, error) {
+	qc := &QueryCluster{Namespace: q.Namespace, Subscribe: q.Subscribe, Plan: q.Plan, Limits: q.Limits, GlobalNamespace: w.hub.global}
+	rep := &ClusterReport{State: w.hub.state.Summary(), GlobalNamespace: w.hub.global, Catalogs: w.catalogs}
+	opts := cluster.ResolveOptions{GlobalNamespace: w.hub.global, Limits: q.Limits}
+	if err := qc.answer(ctx, w.hub.state, w.cats, opts, rep); err != nil {
+		var ne *namespaceError
+		var se *subscribeError
+		switch {
+		case errors.As(err, &ne):
+			return nil, &httpserver.QuestionError{Code: http.StatusNotFound, Err: err}
+		case errors.As(err, &se):
+			return nil, &httpserver.QuestionError{Code: http.StatusBadRequest, Err: err}
+		}
+		return nil, err
+	}
+	return rep, nil
+}
+
+// HubInstalled is /api/v1/cluster/installed: every operator the state
+// has installed (or subscribed to), with what OLM's next sync does to it.
+type HubInstalled struct {
+	State           string              `json:"state"`
+	GlobalNamespace string              `json:"globalNamespace"`
+	Operators       []HubInstalledEntry `json:"operators"`
+}
+
+// HubInstalledEntry is an installed CSV, or a Subscription whose CSV is
+// not installed yet.
+type HubInstalledEntry struct {
+	Namespace string `json:"namespace"`
+	// CSV is the installed CSV ("": the Subscription has installed
+	// nothing yet), Version its version, Phase its phase.
+	CSV     string `json:"csv,omitempty"`
+	Version string `json:"version,omitempty"`
+	Phase   string `json:"phase,omitempty"`
+	Package string `json:"package,omitempty"`
+	// Subscription is the one that has it; nil for a CSV no Subscription
+	// names (OLM keeps it as it is).
+	Subscription *HubSubscription `json:"subscription,omitempty"`
+	// Next is what the next sync does to the Subscription: its outcome
+	// (stays, upgrades, installs, blocked, waiting, not resolved), the
+	// CSV it moves to, and why it is blocked.
+	Next *cluster.SubscriptionOutcome `json:"next,omitempty"`
+	// OperatorGroup is the verdict of the OperatorGroup rules for the
+	// CSV.
+	OperatorGroup *cluster.GroupVerdict `json:"operatorGroup,omitempty"`
+	// InstallPlans are the namespace's InstallPlans not yet complete
+	// that name the CSV (or the Subscription's).
+	InstallPlans []HubInstallPlan `json:"installPlans,omitempty"`
+}
+
+// HubSubscription is a Subscription of the state.
+type HubSubscription struct {
+	Name     string `json:"name"`
+	Channel  string `json:"channel,omitempty"`
+	Source   string `json:"source"`
+	Approval string `json:"approval,omitempty"`
+	// Catalog is the hub's catalog of the source ("": none given, OLM
+	// cannot reach it).
+	Catalog string `json:"catalog,omitempty"`
+}
+
+// HubInstallPlan is an InstallPlan waiting or running.
+type HubInstallPlan struct {
+	Name     string   `json:"name"`
+	Phase    string   `json:"phase,omitempty"`
+	Approval string   `json:"approval,omitempty"`
+	Approved bool     `json:"approved"`
+	CSVs     []string `json:"csvs,omitempty"`
+}
+
+// Installed answers the installed view.
+func (w *clusterWorld) Installed(ctx context.Context) (any, error) {
+	w.instOnce.Do(func() { w.inst, w.instErr = w.installed() })
+	return w.inst, w.instErr
+}
+
+func (w *clusterWorld) installed() (*HubInstalled, error) {
+	rep, err := w.baseReport(httpserver.ClusterQuestion{})
+	if err != nil {
+		return nil, err
+	}
+	st := w.hub.state
+	out := &HubInstalled{State: rep.State, GlobalNamespace: rep.GlobalNamespace, Operators: []HubInstalledEntry{}}
+	outcome := map[[2]string]cluster.SubscriptionOutcome{}
+	verdict := map[[2]string]*cluster.GroupVerdict{}
+	for _, n := range rep.Namespaces {
+		for _, o := range n.Subscriptions {
+			outcome[[2]string{n.Namespace, o.Name}] = o
+		}
+		for _, v := range n.OperatorGroups {
+			verdict[[2]string{v.Namespace, v.CSV}] = v
+		}
+	}
+	hubName := map[string]string{}
+	for _, h := range w.hub.catalogs {
+		if h.CatalogSource != "" {
+			hubName[h.CatalogSource] = h.Name
+		}
+	}
+	plans := func(ns string, names ...string) []HubInstallPlan {
+		var ps []HubInstallPlan
+		for _, ip := range st.InstallPlansIn(ns) {
+			if ip.Status.Phase == "Complete" || ip.Status.Phase == "Failed" {
+				continue
+			}
+			if !slices.ContainsFunc(names, func(n string) bool { return n != "" && slices.Contains(ip.Spec.ClusterServiceVersionNames, n) }) {
+				continue
+			}
+			ps = append(ps, HubInstallPlan{Name: ip.Name, Phase: string(ip.Status.Phase), Approval: string(ip.Spec.Approval),
+				Approved: ip.Spec.Approved, CSVs: ip.Spec.ClusterServiceVersionNames})
+		}
+		return ps
+	}
+	named := map[[2]string]bool{}
+	for _, s := range st.Subscriptions {
+		if s.Spec == nil {
+			continue
+		}
+		src := s.Spec.CatalogSourceNamespace + "/" + s.Spec.CatalogSource
+		e := HubInstalledEntry{Namespace: s.Namespace, CSV: s.Status.InstalledCSV, Package: s.Spec.Package,
+			Subscription: &HubSubscription{Name: s.Name, Channel: s.Spec.Channel, Source: src, Approval: string(s.Spec.InstallPlanApproval), Catalog: hubName[src]}}
+		if o, ok := outcome[[2]string{s.Namespace, s.Name}]; ok {
+			e.Next = &o
+		}
+		if csv := st.CSV(s.Namespace, s.Status.InstalledCSV); csv != nil {
+			e.Version, e.Phase = csv.Spec.Version.String(), string(csv.Status.Phase)
+			named[[2]string{s.Namespace, csv.Name}] = true
+		}
+		e.OperatorGroup = verdict[[2]string{s.Namespace, s.Status.InstalledCSV}]
+		e.InstallPlans = plans(s.Namespace, s.Status.InstalledCSV, s.Status.CurrentCSV)
+		out.Operators = append(out.Operators, e)
+	}
+	for _, csv := range st.CSVs {
+		if named[[2]string{csv.Namespace, csv.Name}] {
+			continue
+		}
+		out.Operators = append(out.Operators, HubInstalledEntry{Namespace: csv.Namespace, CSV: csv.Name, Version: csv.Spec.Version.String(),
+			Phase: string(csv.Status.Phase), OperatorGroup: verdict[[2]string{csv.Namespace, csv.Name}], InstallPlans: plans(csv.Namespace, csv.Name)})
+	}
+	slices.SortStableFunc(out.Operators, func(a, b HubInstalledEntry) int {
+		if a.Namespace != b.Namespace {
+			return strings.Compare(a.Namespace, b.Namespace)
+		}
+		return strings.Compare(a.Package+"/"+a.CSV, b.Package+"/"+b.CSV)
+	})
+	return out, nil
+}

@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fastopm/fastopm/alpha/action"
+	"github.com/fastopm/fastopm/pkg/httpserver"
+	"github.com/fastopm/fastopm/pkg/image"
+)
+
+// newHubCmd is `opm alpha hub`: several catalogs, and a cluster's state,
+// over HTTP in one process.
+func newHubCmd(s Streams, g *globalOptions) *cobra.Command {
+	var (
+		a        action.Hub
+		catalogs []string
+		cacheDir string
+		timeout  olmFlags
+		debugLog bool
+	)
+	cmd := &cobra.Command{
+		Use:   "hub --catalog NAME=REF[,priority=N][,pollIntervalMinutes=M]... [--state PATH...] --http-addr ADDR",
+		Short: "Serve several catalogs, and a cluster's operators, over HTTP: one API and web page for all",
+		Long: `Serve several catalogs at once over HTTP, as a cluster holds them: OLM takes
+a Subscription's dependencies from every CatalogSource, by priority.
+
+Each --catalog [NAMESPACE/]NAME=REF is a catalog directory or catalog
+image, loaded in parallel into the snapshots "opm serve" uses, and served
+under /catalogs/NAME/ as "opm serve --http-addr" serves one catalog
+(catalogd's API /api/v1/all and /api/v1/metas, the JSON answers, the page).
+At the root, the answers take every catalog into account: the package
+list merged (a package once, with the catalogs that offer it and the one
+a Subscription without a source uses: the highest priority, then the
+name), what a new Subscription installs with its dependencies from any
+catalog (as "opm alpha query install" with several catalogs), and the web
+page over all of them. ,priority=N sets a catalog's priority (higher is
+preferred); ,pollIntervalMinutes=M polls an image by tag for a new digest
+every M minutes, as catalogd polls a ClusterCatalog, and serves the new
+content once it is loaded; a load that fails leaves the last good content
+served, and says so (/readyz, the page).
+
+--state reads a cluster's objects (as "opm alpha query cluster"): each
+catalog gives the content of the state's CatalogSource of its name
+(NAMESPACE/NAME when several have it; its priority the CatalogSource's
+unless given); a CatalogSource without a catalog is one OLM cannot reach.
+The hub then answers query cluster's questions over its catalogs
+(/api/v1/cluster, /api/v1/cluster/installed), and the page shows the
+installed operators, what OLM's next sync does in each namespace, and what
+installing a package into a namespace would do.
+
+/healthz answers while the process serves; /readyz once every catalog is
+served; /metrics has each catalog's size, loads and requests by catalog.
+It stops gracefully on SIGTERM or SIGINT.
+
+Exit codes: 0 after a stop signal; 2 when the command line or the state is
+wrong (a catalog name that is not a DNS-1123 subdomain, two catalogs of one
+name, a state that does not read) or HTTP cannot be served.`,
+		Example: `  opm alpha hub --catalog community=./community-operators --catalog certified=quay.io/example/certified:v4.16,priority=10 --http-addr :8080
+  opm alpha hub --catalog redhat-operators=registry.redhat.io/redhat/redhat-operator-index:v4.16,pollIntervalMinutes=60 --state must-gather.local.123 --http-addr :8080`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(catalogs) == 0 {
+				return &usageReport{errors.New("give at least one catalog: --catalog NAME=REF")}
+			}
+			if a.HTTPAddr == "" {
+				return &usageReport{errors.New("--http-addr is required (e.g. :8080)")}
+			}
+			for _, c := range catalogs {
+				f, err := action.ParseHubCatalog(c)
+				if err != nil {
+					return &usageReport{err}
+				}
+				a.Catalogs = append(a.Catalogs, f)
+			}
+			opts := g.imageOptions(cacheDir)
+			a.Sources = &action.Resolver{ImageOptions: opts, MaxFileSize: g.maxFileSize.limit(),
+				Allowed: action.RefCatalogDir | action.RefCatalogImage}
+			a.Digest = func(ctx context.Context, ref string) (string, string, error) { return image.Digest(ctx, ref, opts...) }
+			a.MaxFileSize = g.maxFileSize.limit()
+			a.Budget, a.MaxTerms = timeout.timeout, maxTerms(timeout.terms)
+			if a.Budget == 0 {
+				a.Budget = 1 << 62 // no limit
+			}
+			level := slog.LevelInfo
+			if debugLog {
+				level = slog.LevelDebug
+			}
+			a.Logger = newLogger(s, level)
+			if err := a.Run(cmd.Context()); err != nil {
+				return &ExitError{Code: 2, Err: err}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&catalogs, "catalog", nil, "a catalog as [NAMESPACE/]NAME=REF[,priority=N][,pollIntervalMinutes=M], REF a catalog directory or image (repeatable)")
+	f.StringArrayVar(&a.State, "state", nil, "a cluster's objects: a file, a directory or a must-gather (repeatable)")
+	f.StringVar(&a.GlobalNamespace, "global-namespace", "", "OLM's global catalog namespace (default: openshift-marketplace when the state has CatalogSources there, else olm)")
+	f.StringVar(&a.HTTPAddr, "http-addr", "", "the address to serve HTTP on (addr:port, e.g. :8080)")
+	f.StringVar(&a.HTTPTLSCert, "http-tls-cert", "", "serve HTTPS with this certificate file (PEM; reloaded when it changes); needs --http-tls-key")
+	f.StringVar(&a.HTTPTLSKey, "http-tls-key", "", "the private key file (PEM) of --http-tls-cert")
+	f.BoolVar(&debugLog, "debug", false, "enable debug logging")
+	f.DurationVar(&timeout.timeout, "timeout", httpserver.DefaultBudget,
+		"the time each question may take; past it the answer is 503, undecided (0: no limit)")
+	f.IntVar(&timeout.terms, "max-terms", httpserver.DefaultMaxTerms,
+		"the size each install question's problem may reach; past it the answer is 503, undecided (0: no limit)")
+	addImageCacheFlag(cmd, &cacheDir)
+	return questionCommand(cmd)
+}

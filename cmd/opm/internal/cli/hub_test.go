@@ -1,0 +1,31 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestHubFlags: every wrong command line of opm alpha hub exits 2 with
+// a message naming what is wrong, before anything is served.
+func TestHubFlags(t *testing.T) {
+	const community = "community=../../../../testdata/install/community"
+	for _, tc := range []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"--http-addr", "127.0.0.1:0"}, "give at least one catalog: --catalog NAME=REF"},
+		{[]string{"--catalog", community}, "--http-addr is required"},
+		{[]string{"--catalog", "Community=../../../../testdata/install/community", "--http-addr", "127.0.0.1:0"}, `invalid catalog name "Community"`},
+		{[]string{"--catalog", community, "--catalog", community, "--http-addr", "127.0.0.1:0"}, `two catalogs are named "community"`},
+		{[]string{"--catalog", community + ",pollIntervalMinutes=5", "--http-addr", "127.0.0.1:0"}, "pollIntervalMinutes polls an image"},
+		{[]string{"--catalog", community + ",priorty=1", "--http-addr", "127.0.0.1:0"}, "did you mean priority?"},
+		{[]string{"--catalog", community, "--state", "../../../../testdata/cluster/nope.yaml", "--http-addr", "127.0.0.1:0"}, "nope.yaml"},
+		{[]string{"--catalog", community, "--http-addr", "127.0.0.1:0", "--http-tls-cert", "x.pem"}, "--http-tls-cert and --http-tls-key must be given together"},
+		{[]string{"--catalog", community, "--http-addr", "256.0.0.1:99999"}, "failed to listen on --http-addr"},
+	} {
+		code, _, stderr := run(t, append([]string{"alpha", "hub"}, tc.args...)...)
+		if code != 2 || !strings.Contains(stderr, tc.err) {
+			t.Errorf("%v: exit %d, %q; want 2 with %q", tc.args, code, stderr, tc.err)
+		}
+	}
+}
