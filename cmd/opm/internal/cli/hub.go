@@ -109,5 +109,5 @@ name, a state that does not read) or HTTP cannot be served.`,
 	f.IntVar(&timeout.terms, "max-terms", httpserver.DefaultMaxTerms,
 		"the size each install question's problem may reach; past it the answer is 503, undecided (0: no limit)")
 	addImageCacheFlag(cmd, &cacheDir)
-	return usageExitCode(plainErrors(cmd), 2)
+	return questionCommand(cmd)
 }
