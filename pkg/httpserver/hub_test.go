@@ -210,7 +210,7 @@ func cliInstall(t *testing.T, cats []httpserver.HubCatalog, sub install.Subscrip
 	for _, c := range cats {
 		ics = append(ics, action.InstallCatalog{Name: c.Name, Ref: c.Ref, Priority: c.Priority})
 	}
-	loaded, _, err := action.LoadInstallCatalogs(t.Context(), action.DirResolver{}, ics, 0)
+	loaded, err := action.LoadInstallCatalogs(t.Context(), action.DirResolver{}, ics, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
