@@ -164,12 +164,9 @@ type file struct {
 // Trim removes the files used least recently, among those directly in
 // the sub-directories named to Open, until they hold at most nine tenths
 // of the bound, and temporary files older than an
-// hour (left by a process that died). It does nothing when another
-// process is trimming.
+// hour (left by a process that died), which an unbounded Dir removes
+// too. It does nothing when another process is trimming.
 func (d *Dir) Trim() error {
-	if d.max <= 0 {
-		return nil
-	}
 	lock, err := os.OpenFile(filepath.Join(d.root, lockName), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
@@ -211,7 +208,7 @@ func (d *Dir) Trim() error {
 			total += fi.Size()
 		}
 	}
-	if total <= d.max {
+	if d.max <= 0 || total <= d.max {
 		return nil
 	}
 	sort.Slice(files, func(i, j int) bool {

@@ -100,31 +100,35 @@ func TestCommitTooLarge(t *testing.T) {
 // Temporary files of dead processes are removed once old; a recent one,
 // which a live process may be writing, is kept.
 func TestTrimStaleTemporaryFiles(t *testing.T) {
-	d, err := Open(t.TempDir(), 1<<20, "s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	old, err := d.Create("s", "old")
-	if err != nil {
-		t.Fatal(err)
-	}
-	old.Close()
-	age(t, old.Name(), 2*time.Hour)
-	fresh, err := d.Create("s", "fresh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fresh.Close()
-	// Trimming happens when something is over the bound... or always for
-	// stale temporary files.
-	if err := d.Trim(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(old.Name()); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("stale temporary file kept: %v", err)
-	}
-	if _, err := os.Stat(fresh.Name()); err != nil {
-		t.Errorf("recent temporary file removed: %v", err)
+	// Bounded, and unbounded ($OPM_CATALOG_CACHE_MAX_SIZE=0): a dead
+	// process's file is removed all the same.
+	for _, max := range []int64{1 << 20, 0} {
+		d, err := Open(t.TempDir(), max, "s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		old, err := d.Create("s", "old")
+		if err != nil {
+			t.Fatal(err)
+		}
+		old.Close()
+		age(t, old.Name(), 2*time.Hour)
+		fresh, err := d.Create("s", "fresh")
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh.Close()
+		// Trimming happens when something is over the bound... or always for
+		// stale temporary files.
+		if err := d.Trim(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(old.Name()); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("bound %d: stale temporary file kept: %v", max, err)
+		}
+		if _, err := os.Stat(fresh.Name()); err != nil {
+			t.Errorf("bound %d: recent temporary file removed: %v", max, err)
+		}
 	}
 }
 
