@@ -52,7 +52,7 @@ func OpenCatalogCache(dir string, max int64) (*CatalogCache, error) {
 	if max == 0 {
 		max = DefaultCatalogCacheMaxSize
 	}
-	d, err := diskcache.Open(dir, max)
+	d, err := diskcache.Open(dir, max, catalogCacheSub)
 	if err != nil {
 		return nil, fmt.Errorf("catalog cache: %w", err)
 	}

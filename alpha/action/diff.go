@@ -79,7 +79,7 @@ func (d DiffCatalogs) Run(ctx context.Context) (*DiffResult, error) {
 		return nil, err
 	}
 	old, new := cats[0], cats[1]
-	cd, err := updates.CompareContents(ctx, contents[0].Contents(old.FS), contents[1].Contents(new.FS))
+	cd, err := updates.CompareContents(ctx, contents[0].Contents(refs[0], old.FS), contents[1].Contents(refs[1], new.FS))
 	if err != nil {
 		return nil, err
 	}

@@ -34,6 +34,7 @@ const MaxShownValue = 256
 // whose fingerprints differ between two catalogs, so that a diff of two
 // versions of a catalog reads again only what changed.
 type Contents struct {
+	name    string // the catalog's reference, in errors
 	fsys    fs.FS
 	bundles map[bundleKey]blobLoc
 }
@@ -67,11 +68,13 @@ func NewContentCollector() *ContentCollector {
 }
 
 // Contents returns what was collected, to be read back from fsys, the
-// catalog walked (which must stay readable until CompareContents returns).
-func (cc *ContentCollector) Contents(fsys fs.FS) *Contents {
+// catalog walked (which must stay readable until CompareContents returns);
+// name is the catalog's reference, which an error reading it back names
+// (both catalogs of a diff often have a catalog.yaml).
+func (cc *ContentCollector) Contents(name string, fsys fs.FS) *Contents {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
-	return &Contents{fsys: fsys, bundles: cc.bundles}
+	return &Contents{name: name, fsys: fsys, bundles: cc.bundles}
 }
 
 // AddBlob notes an olm.bundle blob; others are ignored.
@@ -162,6 +165,9 @@ func (c *Contents) read(ctx context.Context, keys []bundleKey) (map[bundleKey]*b
 			}
 			got, err := c.readFile(path, byPath[path])
 			if err != nil {
+				if c.name != "" {
+					return fmt.Errorf("%s: %s: reading the bundles back: %w", c.name, path, err)
+				}
 				return fmt.Errorf("%s: reading the bundles back: %w", path, err)
 			}
 			mu.Lock()

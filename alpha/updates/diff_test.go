@@ -260,7 +260,7 @@ func contentsCatalog(t *testing.T, text string, asJSON bool) (model.Model, *upda
 	if err := res.Err(); err != nil {
 		t.Fatalf("invalid test catalog: %v\n%s", err, text)
 	}
-	return res.Model, cc.Contents(fsys)
+	return res.Model, cc.Contents("", fsys)
 }
 
 // TestDiffContents: what a bundle carries is compared (issue 27: a diff
@@ -363,5 +363,50 @@ func checkContents(t *testing.T, name string, om, nm model.Model, oc, nc *update
 				t.Errorf("a content change: %+v", c)
 			}
 		}
+	}
+}
+
+// A catalog whose file changes between the walk and the read back is an
+// error that names the catalog as well as its file: both catalogs of a
+// diff often have a catalog.yaml.
+func TestCompareContentsErrorNamesCatalog(t *testing.T) {
+	cat := func(version string) []byte {
+		return []byte(`---
+schema: olm.package
+name: p
+---
+schema: olm.channel
+package: p
+name: stable
+entries:
+  - name: p.v1
+---
+schema: olm.bundle
+package: p
+name: p.v1
+image: example.com/p:1
+properties:
+- type: olm.package
+  value: {packageName: p, version: ` + version + `}
+`)
+	}
+	var contents [2]*updates.Contents
+	fss := [2]fstest.MapFS{}
+	for i, v := range []string{"1.0.0", "1.0.1"} {
+		cc := updates.NewContentCollector()
+		fss[i] = fstest.MapFS{"catalog.yaml": {Data: cat(v)}}
+		if _, err := (action.Validate{FS: fss[i], SkipSchema: true, Visit: cc.AddBlob}).Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		contents[i] = cc.Contents([]string{"./old-catalog", "./new-catalog"}[i], fss[i])
+	}
+	// The new catalog's bundle is gone when it is read back.
+	fss[1]["catalog.yaml"] = &fstest.MapFile{Data: []byte("---\nschema: olm.package\nname: p\n")}
+	_, err := updates.CompareContents(context.Background(), contents[0], contents[1])
+	if err == nil {
+		t.Fatal("a catalog changed while read: no error")
+	}
+	if !strings.Contains(err.Error(), "./new-catalog: catalog.yaml") {
+		t.Errorf("the error does not name the catalog and its file: %v", err)
 	}
 }

@@ -11,7 +11,9 @@
 //     same file at once both succeed, one replacing the other's equal
 //     content;
 //   - the directory stays under its bound: after every Commit, the files
-//     used least recently (by modification time, which Touch sets on every
+//     of its sub-directories (those named to Open; nothing else in the
+//     directory, which may be one the user keeps other files in) used least
+//     recently (by modification time, which Touch sets on every
 //     use) are removed until the total is at most nine tenths of the
 //     bound, one process at a time (a lock file; a process that finds the
 //     lock taken leaves the trimming to the other); a file larger than the
@@ -53,16 +55,39 @@ const lockName = ".trim.lock"
 // Dir is a size-bounded directory of files, in sub-directories.
 type Dir struct {
 	root string
-	max  int64 // bytes; <= 0: no bound
+	max  int64    // bytes; <= 0: no bound
+	subs []string // the sub-directories it keeps files in
 }
 
 // Open returns the Dir at root, created if missing, bounded to max bytes
-// (max <= 0: unbounded).
-func Open(root string, max int64) (*Dir, error) {
+// (max <= 0: unbounded), that keeps its files in the sub-directories subs
+// (slash-separated, relative to root). Only the files directly in those
+// are ever trimmed: root may be a directory the user keeps other files in
+// (--catalog-cache-dir ~/work), and those are never removed.
+func Open(root string, max int64, subs ...string) (*Dir, error) {
+	if len(subs) == 0 {
+		return nil, errors.New("diskcache: no sub-directory to keep files in")
+	}
+	for _, s := range subs {
+		if !fs.ValidPath(s) || s == "." {
+			return nil, fmt.Errorf("diskcache: sub-directory %q is not a relative path", s)
+		}
+	}
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, fmt.Errorf("create cache directory %s: %w", root, err)
 	}
-	return &Dir{root: root, max: max}, nil
+	return &Dir{root: root, max: max, subs: subs}, nil
+}
+
+// checkSub refuses a sub-directory not named to Open: its files would be
+// outside the bound.
+func (d *Dir) checkSub(sub string) error {
+	for _, s := range d.subs {
+		if s == sub {
+			return nil
+		}
+	}
+	return fmt.Errorf("diskcache: sub-directory %q was not named to Open", sub)
 }
 
 // Root is the directory.
@@ -85,6 +110,9 @@ func (d *Dir) Touch(p string) {
 // Create returns a new temporary file in the sub-directory sub (created
 // if missing), to be written and then given to Commit or removed.
 func (d *Dir) Create(sub, name string) (*os.File, error) {
+	if err := d.checkSub(sub); err != nil {
+		return nil, err
+	}
 	dir := filepath.Join(d.root, sub)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -101,6 +129,9 @@ func (d *Dir) Commit(tmp, sub, name string) error {
 	fail := func(err error) error {
 		os.Remove(tmp)
 		return err
+	}
+	if err := d.checkSub(sub); err != nil {
+		return fail(err)
 	}
 	st, err := os.Stat(tmp)
 	if err != nil {
@@ -130,14 +161,12 @@ type file struct {
 	used time.Time
 }
 
-// Trim removes the files used least recently until the directory holds
-// at most nine tenths of its bound, and temporary files older than an
-// hour (left by a process that died). It does nothing when another
-// process is trimming.
+// Trim removes the files used least recently, among those directly in
+// the sub-directories named to Open, until they hold at most nine tenths
+// of the bound, and temporary files older than an
+// hour (left by a process that died), which an unbounded Dir removes
+// too. It does nothing when another process is trimming.
 func (d *Dir) Trim() error {
-	if d.max <= 0 {
-		return nil
-	}
 	lock, err := os.OpenFile(filepath.Join(d.root, lockName), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
@@ -151,38 +180,35 @@ func (d *Dir) Trim() error {
 		total int64
 	)
 	now := time.Now()
-	err = filepath.WalkDir(d.root, func(p string, e fs.DirEntry, err error) error {
+	for _, sub := range d.subs {
+		dir := filepath.Join(d.root, filepath.FromSlash(sub))
+		entries, err := os.ReadDir(dir)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				return nil // removed meanwhile
+				continue // nothing written there yet
 			}
 			return err
 		}
-		if !e.Type().IsRegular() {
-			return nil
-		}
-		fi, err := e.Info()
-		if err != nil {
-			return nil // removed meanwhile
-		}
-		name := e.Name()
-		switch {
-		case name == lockName:
-			return nil
-		case strings.HasPrefix(name, tempPrefix):
-			if now.Sub(fi.ModTime()) > staleAge {
-				_ = os.Remove(p)
+		for _, e := range entries {
+			if !e.Type().IsRegular() {
+				continue
 			}
-			return nil
+			fi, err := e.Info()
+			if err != nil {
+				continue // removed meanwhile
+			}
+			p := filepath.Join(dir, e.Name())
+			if strings.HasPrefix(e.Name(), tempPrefix) {
+				if now.Sub(fi.ModTime()) > staleAge {
+					_ = os.Remove(p)
+				}
+				continue
+			}
+			files = append(files, file{p, fi.Size(), fi.ModTime()})
+			total += fi.Size()
 		}
-		files = append(files, file{p, fi.Size(), fi.ModTime()})
-		total += fi.Size()
-		return nil
-	})
-	if err != nil {
-		return err
 	}
-	if total <= d.max {
+	if d.max <= 0 || total <= d.max {
 		return nil
 	}
 	sort.Slice(files, func(i, j int) bool {

@@ -59,7 +59,7 @@ func age(t *testing.T, p string, ago time.Duration) {
 // Past the bound, the files used least recently are removed, down to nine
 // tenths of it, whatever their sub-directory; a file touched is kept.
 func TestTrimLeastRecentlyUsed(t *testing.T) {
-	d, err := Open(t.TempDir(), 1000)
+	d, err := Open(t.TempDir(), 1000, "one", "two")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestTrimLeastRecentlyUsed(t *testing.T) {
 // A file larger than the bound is not kept; nothing else is removed for
 // it.
 func TestCommitTooLarge(t *testing.T) {
-	d, err := Open(t.TempDir(), 100)
+	d, err := Open(t.TempDir(), 100, "s")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,37 +100,41 @@ func TestCommitTooLarge(t *testing.T) {
 // Temporary files of dead processes are removed once old; a recent one,
 // which a live process may be writing, is kept.
 func TestTrimStaleTemporaryFiles(t *testing.T) {
-	d, err := Open(t.TempDir(), 1<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	old, err := d.Create("s", "old")
-	if err != nil {
-		t.Fatal(err)
-	}
-	old.Close()
-	age(t, old.Name(), 2*time.Hour)
-	fresh, err := d.Create("s", "fresh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fresh.Close()
-	// Trimming happens when something is over the bound... or always for
-	// stale temporary files.
-	if err := d.Trim(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(old.Name()); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("stale temporary file kept: %v", err)
-	}
-	if _, err := os.Stat(fresh.Name()); err != nil {
-		t.Errorf("recent temporary file removed: %v", err)
+	// Bounded, and unbounded ($OPM_CATALOG_CACHE_MAX_SIZE=0): a dead
+	// process's file is removed all the same.
+	for _, max := range []int64{1 << 20, 0} {
+		d, err := Open(t.TempDir(), max, "s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		old, err := d.Create("s", "old")
+		if err != nil {
+			t.Fatal(err)
+		}
+		old.Close()
+		age(t, old.Name(), 2*time.Hour)
+		fresh, err := d.Create("s", "fresh")
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh.Close()
+		// Trimming happens when something is over the bound... or always for
+		// stale temporary files.
+		if err := d.Trim(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(old.Name()); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("bound %d: stale temporary file kept: %v", max, err)
+		}
+		if _, err := os.Stat(fresh.Name()); err != nil {
+			t.Errorf("bound %d: recent temporary file removed: %v", max, err)
+		}
 	}
 }
 
 // While another process trims (holds the lock), Trim leaves it to it.
 func TestTrimLocked(t *testing.T) {
-	d, err := Open(t.TempDir(), 100)
+	d, err := Open(t.TempDir(), 100, "s")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +165,7 @@ func TestTrimLocked(t *testing.T) {
 // Writers of the same file at once all succeed; the file is one of them,
 // whole, and no temporary file is left.
 func TestCommitConcurrent(t *testing.T) {
-	d, err := Open(t.TempDir(), 1<<20)
+	d, err := Open(t.TempDir(), 1<<20, "s")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,5 +197,60 @@ func TestCommitConcurrent(t *testing.T) {
 	}
 	if got := names(t, d); !slices.Equal(got, []string{"s/same"}) {
 		t.Errorf("files %v", got)
+	}
+}
+
+// A cache directory may be one the user keeps other files in
+// (--catalog-cache-dir ~/work): trimming removes only the files of the
+// cache's own sub-directories, never the user's, however old or large, nor
+// a stale-looking temporary name of theirs; a sub-directory not named to
+// Open is refused.
+func TestTrimKeepsOtherFiles(t *testing.T) {
+	root := t.TempDir()
+	mine := map[string]int{
+		"photo.jpg":           500,
+		"install.txt":         10,
+		"notes/.tmp-draft":    10,
+		"other/deep/file.bin": 500,
+		"install/sub/x":       500, // below the cache's sub-directory
+	}
+	for rel, n := range mine {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(strings.Repeat("u", n)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		age(t, p, 48*time.Hour)
+	}
+	d, err := Open(root, 300, "install")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"a", "b", "c", "d"} {
+		if err := put(t, d, "install", n, 100); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for rel := range mine {
+		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(rel))); err != nil {
+			t.Errorf("the user's %s: %v", rel, err)
+		}
+	}
+	var kept int
+	for _, n := range []string{"a", "b", "c", "d"} {
+		if _, err := os.Stat(d.Path("install", n)); err == nil {
+			kept++
+		}
+	}
+	if kept != 2 {
+		t.Errorf("kept %d of the cache's 4 files of 100 bytes under a bound of 300, want 2 (trimmed to 270)", kept)
+	}
+	if _, err := d.Create("elsewhere", "x"); err == nil {
+		t.Error("Create in a sub-directory not named to Open: no error")
+	}
+	if _, err := Open(root, 300); err == nil {
+		t.Error("Open without a sub-directory: no error")
 	}
 }

@@ -160,7 +160,7 @@ func (o *options) openCache() (*diskcache.Dir, error) {
 		if max == 0 {
 			max = DefaultCacheMaxSize
 		}
-		h.dir, h.err = diskcache.Open(o.cacheDir, max)
+		h.dir, h.err = diskcache.Open(o.cacheDir, max, blobsSub, recordsSub)
 		if h.err != nil {
 			h.err = fmt.Errorf("image cache: %w", h.err)
 		}

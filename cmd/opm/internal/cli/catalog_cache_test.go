@@ -75,6 +75,14 @@ func TestQueryInstallCatalogCache(t *testing.T) {
 	if code, _, errOut := run(t, "alpha", "query", "install", cat, "-p", "etcd", "--olm", "v1", "--catalog-cache-dir", off); code != 2 || !strings.Contains(errOut, "OLM v0") {
 		t.Errorf("--olm v1 --catalog-cache-dir: exit %d, want 2\n%s", code, errOut)
 	}
+	// But no cache asked for (an empty directory, "no cache", or
+	// --no-catalog-cache beside it) is no wrong question.
+	for _, args := range [][]string{{"--catalog-cache-dir", ""}, {"--catalog-cache-dir", off, "--no-catalog-cache"}} {
+		args = append([]string{"alpha", "query", "install", cat, "-p", "etcd", "--olm", "v1"}, args...)
+		if code, _, errOut := run(t, args...); code == 2 {
+			t.Errorf("%v: exit 2, a cache that is none refused\n%s", args[6:], errOut)
+		}
+	}
 }
 
 // Where the cache is kept: $OPM_CATALOG_CACHE_DIR when set (empty: none),

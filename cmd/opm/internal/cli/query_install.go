@@ -116,8 +116,10 @@ words. --all answers for every package and channel of the catalog;
 			if olm.olm != "v0" {
 				// OLM v1 reads more of each catalog than a snapshot holds
 				// (bundle objects): the cache serves OLM v0 only. Set
-				// from the environment, it is left unused.
-				if cmd.Flags().Changed("catalog-cache-dir") {
+				// from the environment, it is left unused; asked for
+				// as none (empty, or with --no-catalog-cache), it is no
+				// cache.
+				if cmd.Flags().Changed("catalog-cache-dir") && catCache.dir != "" && !catCache.off {
 					return &usageReport{errors.New("--catalog-cache-dir serves OLM v0's questions only: not with --olm " + olm.olm)}
 				}
 				return runInstallOLM(cmd, s, g, cacheDir, cats, &olm, sub, channels, all, output)

@@ -63,9 +63,14 @@ Exit status: 0 when the catalog is valid, 1 when it is not.`,
 			verr := res.Err()
 			if verr != nil {
 				// A bundle directory: one line, not a problem for each
-				// of its files.
+				// of its files. With -o, the structured result still
+				// (upstream prints one for every directory it reads),
+				// its error saying so.
 				if berr := action.BundleNotCatalog(dir); berr != nil {
-					return berr
+					if output == "" {
+						return berr
+					}
+					verr = berr
 				}
 			}
 			if output == "" {

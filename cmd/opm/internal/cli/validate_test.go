@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 // runTerminal runs opm as on a terminal: stderr is read by a person.
@@ -201,13 +203,25 @@ func TestBundleDirNotCatalog(t *testing.T) {
 	want := dir + ": a bundle, not a catalog: give a catalog directory (opm render " + dir + " makes a catalog of the bundle)"
 	for _, args := range [][]string{
 		{"validate", dir},
-		{"validate", "-o", "json", dir},
 		{"serve", dir, "--cache-dir", filepath.Join(t.TempDir(), "cache"), "--cache-only", "-t", ""},
 		{"serve", dir, "-p", "0", "-t", ""},
 	} {
 		code, out, stderr := run(t, args...)
 		if code != 1 || out != "" || !strings.Contains(stderr, "level=fatal msg=\""+want+"\"") || strings.Contains(stderr, ".indexignore") {
 			t.Errorf("%v: exit %d, stdout %q, stderr %s", args, code, out, stderr)
+		}
+	}
+	// With -o json or yaml, the structured result is printed, as upstream
+	// prints it for any directory (a client parses it), its error saying
+	// so; exit 1.
+	for _, format := range []string{"json", "yaml"} {
+		code, out, stderr := run(t, "validate", "-o", format, dir)
+		var res struct {
+			Passed bool
+			Error  struct{ Message string }
+		}
+		if err := yaml.Unmarshal([]byte(out), &res); err != nil || code != 1 || res.Passed || res.Error.Message != want || stderr != "" {
+			t.Errorf("validate -o %s: exit %d (%v), stdout %q, stderr %q", format, code, err, out, stderr)
 		}
 	}
 	// On a terminal too, where validate draws its tree of problems.
