@@ -389,6 +389,20 @@ func TestHubPage(t *testing.T) {
 	if got := b.eval(`document.querySelector('#package-offers a.offer.current').dataset.catalog`); got != "certified" {
 		t.Errorf("the stale catalog's package is shown from %v", got)
 	}
+	// The cluster state's reading fails: the last good state stays
+	// shown, and the page says so.
+	if got := b.eval(`document.querySelector('#hub-state').dataset.state + ': ' + document.querySelector('#hub-state').textContent`); !strings.HasPrefix(got.(string), "serving: Cluster state: 1 files: 5 Subscriptions") {
+		t.Errorf("the state's line %q", got)
+	}
+	ph.hub.ClusterFailed(errors.New("the user may not list subscriptions.operators.coreos.com across all namespaces"))
+	b.eval(`document.dispatchEvent(new Event('visibilitychange')); true`)
+	b.wait(`document.querySelector('#hub-state').dataset.state === 'stale' && !document.querySelector('#hub-state').hidden`)
+	if got := b.text("#hub-state"); !strings.Contains(got, "Its last reading failed: the user may not list subscriptions.operators.coreos.com across all namespaces; the state read at ") {
+		t.Errorf("the stale state's line %q", got)
+	}
+	if got := b.text("#hub-updated"); !strings.Contains(got, "The cluster state's reading failed: its last good state is shown") {
+		t.Errorf("the page says %q of the failed reading", got)
+	}
 	b.checkCSP()
 
 	// A phone-width window: nothing wider than the screen.
