@@ -3,8 +3,10 @@ package action
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -12,6 +14,7 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/fastopm/fastopm/internal/imagetest"
 	"github.com/fastopm/fastopm/internal/kubetest"
 	"github.com/fastopm/fastopm/pkg/httpserver"
 )
@@ -145,5 +148,94 @@ spec: {name: etcd, source: community, sourceNamespace: olm, channel: stable}
 	}
 	if _, body := r.get(t, "/api/v1/cluster/installed"); installedIn(body, "team-c", "etcd") == nil {
 		t.Errorf("the last good state is not served: %s", body)
+	}
+}
+
+// TestHubPullBundles: the what-if of a package whose catalog gives its
+// bundle by image only has no steps for it (OLM unpacks the image) unless
+// the hub pulls bundle images (--pull-bundles): then its steps are those
+// of the image's manifests (an in-process registry), the CSV and the CRD.
+func TestHubPullBundles(t *testing.T) {
+	reg := imagetest.Registry(t)
+	imagetest.Push(t, reg+"/widget-bundle:v1", imagetest.BundleImage(t, "../../testdata/install/bundle"))
+	dir := t.TempDir()
+	catalog := `{"schema":"olm.package","name":"widget-operator","defaultChannel":"stable"}
+{"schema":"olm.channel","package":"widget-operator","name":"stable","entries":[{"name":"widget-operator.v1.0.0"}]}
+{"schema":"olm.bundle","name":"widget-operator.v1.0.0","package":"widget-operator","image":"` + reg + `/widget-bundle:v1","properties":[{"type":"olm.package","value":{"packageName":"widget-operator","version":"1.0.0"}}]}
+`
+	state := filepath.Join(t.TempDir(), "state.yaml")
+	if err := os.WriteFile(filepath.Join(dir, "catalog.json"), []byte(catalog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(state, []byte(`
+apiVersion: operators.coreos.com/v1alpha1
+kind: CatalogSource
+metadata: {name: widgets, namespace: olm}
+spec: {sourceType: grpc, image: quay.io/example/widgets:v1}
+---
+apiVersion: operators.coreos.com/v1
+kind: OperatorGroup
+metadata: {name: og, namespace: team-w}
+spec: {}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	whatIf := "/api/v1/cluster?namespace=team-w&subscribe=team-w/widget-operator&plan=true"
+	type plan struct {
+		Namespaces []struct {
+			Plan *struct {
+				Steps []struct {
+					Resource struct{ Kind, Name string }
+				}
+				NotUnpacked []string
+			}
+		}
+	}
+	for _, pull := range []bool{false, true} {
+		a := &Hub{Catalogs: []HubCatalogFlag{{Name: "widgets", Ref: dir}}, State: []string{state}}
+		if pull {
+			a.BundleImages = &Resolver{ImageOptions: anonymous, TempDir: t.TempDir(), Allowed: RefBundleImage}
+		}
+		r := startHub(t, a)
+		r.ready(t)
+		code, body := r.get(t, whatIf)
+		var p plan
+		if err := json.Unmarshal(body, &p); err != nil || code != 200 || len(p.Namespaces) != 1 || p.Namespaces[0].Plan == nil {
+			t.Fatalf("pull %v: %d %s", pull, code, body)
+		}
+		var kinds []string
+		for _, s := range p.Namespaces[0].Plan.Steps {
+			kinds = append(kinds, s.Resource.Kind+" "+s.Resource.Name)
+		}
+		got := fmt.Sprint(p.Namespaces[0].Plan.NotUnpacked, kinds)
+		want := "[widget-operator.v1.0.0] []"
+		if pull {
+			want = "[] [ClusterServiceVersion widget-operator.v1.0.0 CustomResourceDefinition widgets.example.com]"
+		}
+		if got != want {
+			t.Errorf("pull %v: %s, want %s\n%s", pull, got, want, body)
+		}
+		// query cluster --plan [--pull-bundles]'s answer, the same.
+		cf, err := ParseClusterCatalog("widgets=" + dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := &QueryCluster{State: []string{state}, Catalogs: []ClusterCatalogFlag{cf}, Sources: DirResolver{}, Namespace: "team-w",
+			Subscribe: []string{"team-w/widget-operator"}, Plan: true, BundleImages: a.BundleImages}
+		rep, err := q.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var gotJSON, wantJSON any
+		wb, _ := json.Marshal(rep)
+		if err := json.Unmarshal(wb, &wantJSON); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(body, &gotJSON); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(gotJSON, wantJSON) {
+			t.Errorf("pull %v: the hub answers\n%s\nquery cluster:\n%s", pull, body, wb)
+		}
 	}
 }

@@ -342,6 +342,10 @@
         out.append(el("p", { class: "muted" }, "OLM first unpacks the image of " + plan.bundleLookups.map((b) => b.identifier).join(", ") +
           " (a BundleLookup); the steps of " + (plan.bundleLookups.length === 1 ? "that bundle come" : "those bundles come") + " from the image."));
       }
+      if ((plan.notUnpacked || []).length) {
+        out.append(el("p", { id: pre + "-not-unpacked", class: "muted" }, "Not shown: the steps and permissions of " + plan.notUnpacked.join(", ") +
+          ", whose catalog gives " + (plan.notUnpacked.length === 1 ? "it" : "them") + " by image only (the hub pulls bundle images when started with --pull-bundles)."));
+      }
       const perms = plan.permissions || [];
       if (perms.length) {
         const box = el("div", { id: pre + "-permissions" });
