@@ -198,7 +198,7 @@
   // ---- The package list ---------------------------------------------------
 
   // Measured render times, read by the browser test (docs/performance.md).
-  const timings = { firstRender: null, firstRenderAt: null, allTiles: null, filters: [], filtersComplete: [] };
+  const timings = { firstRender: null, firstRenderAt: null, allTiles: null, filters: [], filtersComplete: [], filterParts: [] };
   window.catalogTimings = timings;
 
   const list = {
@@ -419,6 +419,7 @@
   // none. A count whose number did not change is not written again.
   function applyFilters(done) {
     if (!list.loaded) return;
+    const tm0 = performance.now();
     const words = searchWords();
     const n = list.pkgs.length;
     const hits = searchHits(words);
@@ -457,7 +458,9 @@
     }
     const gen = ++renderGen;
     const results = $("results");
+    const tm1 = performance.now();
     results.replaceChildren(...shown.slice(0, FIRST_TILES).map(tileOf));
+    const tm2 = performance.now();
     let next = FIRST_TILES;
     const more = () => {
       if (gen !== renderGen) return;
@@ -490,6 +493,7 @@
         }
       }
     });
+    timings.lastParts = { match: tm1 - tm0, tiles: tm2 - tm1, counts: performance.now() - tm2 };
     const q = $("search").value.trim();
     const filtered = FACETS.some((f) => list.selected[f.key].size > 0);
     let count = shown.length + " of " + plural(list.total, "package");
@@ -510,8 +514,11 @@
       void document.body.offsetHeight;
       timings.filtersComplete[n] = performance.now() - t0;
     });
+    const tl = performance.now();
     void document.body.offsetHeight;
     timings.filters.push(performance.now() - t0);
+    timings.lastParts.layout = performance.now() - tl;
+    timings.filterParts.push(timings.lastParts);
     const v = { q: $("search").value.trim(), filters: {} };
     for (const f of FACETS) v.filters[f.key] = [...list.boxes[f.key] || []].filter(([k]) => list.selected[f.key].has(k)).map(([, b]) => b.value);
     const h = hashOf(v);
