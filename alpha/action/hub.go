@@ -529,7 +529,9 @@ func (a *Hub) readState(ctx context.Context, cats []httpserver.HubCatalog, log *
 		}
 	}
 	ch := newClusterHub(state, global, cats)
-	ch.bundleImages = a.BundleImages
+	if a.BundleImages != nil {
+		ch.bundles = &bundlePuller{images: a.BundleImages, pulled: map[string]*pulledBundle{}}
+	}
 	return ch, nil
 }
 
@@ -584,7 +586,7 @@ func (a *Hub) followCluster(ctx context.Context, hub *httpserver.Hub, first *clu
 			}
 		}
 		ch := newClusterHub(state, first.global, first.catalogs)
-		ch.bundleImages = first.bundleImages
+		ch.bundles = first.bundles
 		if err := hub.SetCluster(ch); err != nil {
 			return
 		}
@@ -611,9 +613,9 @@ func stateFingerprint(s *cluster.State) [sha256.Size]byte {
 // clusterHub is the cluster's state as the hub shows it: httpserver's
 // ClusterState over query cluster's answers.
 type clusterHub struct {
-	// bundleImages pulls the bundle images of what-ifs (nil: not pulled).
-	bundleImages SourceResolver
-	state        *cluster.State
+	// bundles pulls the bundle images of what-ifs (nil: not pulled).
+	bundles *bundlePuller
+	state   *cluster.State
 	global       string
 	catalogs     []httpserver.HubCatalog
 	overview     *HubClusterOverview
@@ -779,8 +781,10 @@ func (w *clusterWorld) baseReport(q httpserver.ClusterQuestion) (*ClusterReport,
 }
 
 func (w *clusterWorld) report(ctx context.Context, q httpserver.ClusterQuestion) (*ClusterReport, error) {
-	qc := &QueryCluster{Namespace: q.Namespace, Subscribe: q.Subscribe, Plan: q.Plan, Limits: q.Limits, GlobalNamespace: w.hub.global,
-		BundleImages: w.hub.bundleImages}
+	qc := &QueryCluster{Namespace: q.Namespace, Subscribe: q.Subscribe, Plan: q.Plan, Limits: q.Limits, GlobalNamespace: w.hub.global}
+	if b := w.hub.bundles; b != nil {
+		qc.BundleImages, qc.pulled = b.images, b.pull
+	}
 	rep := &ClusterReport{State: w.hub.state.Summary(), GlobalNamespace: w.hub.global, Catalogs: w.catalogs}
 	opts := cluster.ResolveOptions{GlobalNamespace: w.hub.global, Limits: q.Limits}
 	if err := qc.answer(ctx, w.hub.state, w.cats, opts, rep); err != nil {
@@ -795,6 +799,52 @@ func (w *clusterWorld) report(ctx context.Context, q httpserver.ClusterQuestion)
 		return nil, err
 	}
 	return rep, nil
+}
+
+// bundlePuller pulls the bundle images of the hub's what-ifs, each once
+// while the hub runs (a bundle image is referred to by digest, as OPM
+// writes catalogs, or stands for one release); an image whose pull
+// failed is tried again by the next question.
+type bundlePuller struct {
+	images SourceResolver
+	mu     sync.Mutex
+	pulled map[string]*pulledBundle
+}
+
+type pulledBundle struct {
+	done chan struct{}
+	b    *cluster.PlanBundle
+	err  error
+}
+
+func (p *bundlePuller) pull(ctx context.Context, image string) (*cluster.PlanBundle, error) {
+	p.mu.Lock()
+	e := p.pulled[image]
+	if e == nil {
+		e = &pulledBundle{done: make(chan struct{})}
+		p.pulled[image] = e
+		p.mu.Unlock()
+		e.b, e.err = pullPlanBundle(ctx, p.images, image)
+		if e.err != nil {
+			p.mu.Lock()
+			delete(p.pulled, image)
+			p.mu.Unlock()
+		}
+		close(e.done)
+		return e.b, e.err
+	}
+	p.mu.Unlock()
+	select {
+	case <-e.done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if e.err != nil {
+		// The pull of another question failed (or was canceled with it):
+		// this one tries on its own.
+		return p.pull(ctx, image)
+	}
+	return e.b, nil
 }
 
 // HubInstalled is /api/v1/cluster/installed: every operator the state

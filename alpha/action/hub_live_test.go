@@ -4,11 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -193,12 +197,33 @@ spec: {}
 	}
 	for _, pull := range []bool{false, true} {
 		a := &Hub{Catalogs: []HubCatalogFlag{{Name: "widgets", Ref: dir}}, State: []string{state}}
+		images := &countingResolver{inner: &Resolver{ImageOptions: anonymous, TempDir: t.TempDir(), Allowed: RefBundleImage}}
 		if pull {
-			a.BundleImages = &Resolver{ImageOptions: anonymous, TempDir: t.TempDir(), Allowed: RefBundleImage}
+			a.BundleImages = images
 		}
 		r := startHub(t, a)
 		r.ready(t)
+		// The same what-if asked four times at once, and once after: the
+		// image is pulled once.
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				resp, err := http.Get(r.url + whatIf)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}()
+		}
+		wg.Wait()
 		code, body := r.get(t, whatIf)
+		if n := images.n.Load(); pull && n != 1 {
+			t.Errorf("the bundle image was pulled %d times", n)
+		}
 		var p plan
 		if err := json.Unmarshal(body, &p); err != nil || code != 200 || len(p.Namespaces) != 1 || p.Namespaces[0].Plan == nil {
 			t.Fatalf("pull %v: %d %s", pull, code, body)
@@ -221,7 +246,10 @@ spec: {}
 			t.Fatal(err)
 		}
 		q := &QueryCluster{State: []string{state}, Catalogs: []ClusterCatalogFlag{cf}, Sources: DirResolver{}, Namespace: "team-w",
-			Subscribe: []string{"team-w/widget-operator"}, Plan: true, BundleImages: a.BundleImages}
+			Subscribe: []string{"team-w/widget-operator"}, Plan: true}
+		if pull {
+			q.BundleImages = images.inner
+		}
 		rep, err := q.Run(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -238,4 +266,15 @@ spec: {}
 			t.Errorf("pull %v: the hub answers\n%s\nquery cluster:\n%s", pull, body, wb)
 		}
 	}
+}
+
+// countingResolver counts the references it resolves.
+type countingResolver struct {
+	inner SourceResolver
+	n     atomic.Int32
+}
+
+func (c *countingResolver) Resolve(ctx context.Context, ref string) (*Source, error) {
+	c.n.Add(1)
+	return c.inner.Resolve(ctx, ref)
 }
