@@ -614,12 +614,12 @@ func stateFingerprint(s *cluster.State) [sha256.Size]byte {
 // ClusterState over query cluster's answers.
 type clusterHub struct {
 	// bundles pulls the bundle images of what-ifs (nil: not pulled).
-	bundles *bundlePuller
-	state   *cluster.State
-	global       string
-	catalogs     []httpserver.HubCatalog
-	overview     *HubClusterOverview
-	byPkg        map[string][]httpserver.InstalledRef
+	bundles  *bundlePuller
+	state    *cluster.State
+	global   string
+	catalogs []httpserver.HubCatalog
+	overview *HubClusterOverview
+	byPkg    map[string][]httpserver.InstalledRef
 }
 
 // HubClusterOverview is what the hub's page shows of the state.
