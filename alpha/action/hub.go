@@ -2,6 +2,8 @@ package action
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +19,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"k8s.io/client-go/rest"
 
 	"github.com/fastopm/fastopm/alpha/cluster"
 	"github.com/fastopm/fastopm/alpha/declcfg"
@@ -34,8 +38,19 @@ import (
 type Hub struct {
 	Catalogs []HubCatalogFlag
 	// State are the files, directories and must-gathers of a cluster's
-	// objects; none: the hub has no cluster answers.
+	// objects; none (and no Cluster): the hub has no cluster answers.
 	State []string
+	// Cluster, when set instead of State, is the live cluster whose
+	// objects are read (cluster.ReadCluster), and read again every
+	// StateInterval (default DefaultStateInterval): a state that changed
+	// is swapped in as a catalog is, a reading that fails leaves the
+	// last good state served (stale).
+	Cluster       *rest.Config
+	StateInterval time.Duration
+	// BundleImages, when set, pulls the images of the bundles a what-if's
+	// InstallPlan needs that the catalog gives by image only
+	// (--pull-bundles), as query cluster's.
+	BundleImages SourceResolver
 	// GlobalNamespace is OLM's global catalog namespace ("": detected as
 	// query cluster detects it).
 	GlobalNamespace string
@@ -75,6 +90,10 @@ type Hub struct {
 	// OnHub, when set, is called with the hub once it is made (tests).
 	OnHub func(*httpserver.Hub)
 }
+
+// DefaultStateInterval is how often the hub reads a live cluster's state
+// again.
+const DefaultStateInterval = 3 * time.Minute
 
 // HubCatalogFlag is one --catalog of the hub: [NAMESPACE/]NAME=REF
 // [,priority=N][,pollIntervalMinutes=M].
@@ -184,6 +203,12 @@ func (a *Hub) Run(ctx context.Context) error {
 	if (a.HTTPTLSCert == "") != (a.HTTPTLSKey == "") {
 		return errors.New("--http-tls-cert and --http-tls-key must be given together")
 	}
+	if len(a.State) > 0 && a.Cluster != nil {
+		return errors.New("--state and --kubeconfig (--context) do not go together: the objects are read from files or from a cluster")
+	}
+	if a.StateInterval < 0 {
+		return errors.New("--state-interval must not be negative")
+	}
 	seen := map[string]bool{}
 	for _, c := range a.Catalogs {
 		if err := httpserver.ValidCatalogName(c.Name); err != nil {
@@ -206,7 +231,7 @@ func (a *Hub) Run(ctx context.Context) error {
 		hubCats[i] = httpserver.HubCatalog{Name: c.Name, Ref: c.Ref, Priority: c.Priority, PollIntervalMinutes: int(c.PollInterval / time.Minute)}
 	}
 	var ch *clusterHub
-	if len(a.State) > 0 {
+	if len(a.State) > 0 || a.Cluster != nil {
 		var err error
 		if ch, err = a.readState(ctx, hubCats, log); err != nil {
 			return err
@@ -217,6 +242,9 @@ func (a *Hub) Run(ctx context.Context) error {
 		Logger: log, Budget: a.Budget, MaxTerms: a.MaxTerms}
 	if ch != nil {
 		opts.Cluster = ch
+		if a.Cluster != nil {
+			opts.StateInterval = a.stateInterval()
+		}
 	}
 	hub, err := httpserver.NewHub(opts)
 	if err != nil {
@@ -240,6 +268,13 @@ func (a *Hub) Run(ctx context.Context) error {
 		go func() {
 			defer loads.Done()
 			a.keep(loadCtx, hub, c, log, first)
+		}()
+	}
+	if ch != nil && a.Cluster != nil {
+		loads.Add(1)
+		go func() {
+			defer loads.Done()
+			a.followCluster(loadCtx, hub, ch, log)
 		}()
 	}
 	var stopMemory func()
@@ -448,7 +483,7 @@ func (a *Hub) load(ctx context.Context, c HubCatalogFlag, ref string, log *slog.
 // CatalogSource: by name (NAMESPACE/NAME when several have it), its
 // priority the CatalogSource's unless given.
 func (a *Hub) readState(ctx context.Context, cats []httpserver.HubCatalog, log *slog.Logger) (*clusterHub, error) {
-	state, err := cluster.Read(ctx, a.State...)
+	state, err := a.readObjects(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -493,12 +528,93 @@ func (a *Hub) readState(ctx context.Context, cats []httpserver.HubCatalog, log *
 			cats[i].Priority = catalogSourceOf(state, key).Spec.Priority
 		}
 	}
-	return newClusterHub(state, global, cats), nil
+	ch := newClusterHub(state, global, cats)
+	if a.BundleImages != nil {
+		ch.bundles = &bundlePuller{images: a.BundleImages, pulled: map[string]*pulledBundle{}}
+	}
+	return ch, nil
+}
+
+// readObjects reads the cluster's objects: the files of State, or the
+// live Cluster.
+func (a *Hub) readObjects(ctx context.Context) (*cluster.State, error) {
+	if a.Cluster != nil {
+		return cluster.ReadCluster(ctx, a.Cluster)
+	}
+	return cluster.Read(ctx, a.State...)
+}
+
+func (a *Hub) stateInterval() time.Duration {
+	if a.StateInterval > 0 {
+		return a.StateInterval
+	}
+	return DefaultStateInterval
+}
+
+// followCluster reads the live cluster's state again every
+// StateInterval until ctx is done. A state that changed is served from
+// then on (the catalogs keep the CatalogSources and priorities of the
+// first reading); one that did not is only recorded; a reading that
+// fails leaves the last good state served, and says so.
+func (a *Hub) followCluster(ctx context.Context, hub *httpserver.Hub, first *clusterHub, log *slog.Logger) {
+	last := stateFingerprint(first.state)
+	for {
+		t := time.NewTimer(a.stateInterval())
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		state, err := a.readObjects(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			hub.ClusterFailed(err)
+			continue
+		}
+		fp := stateFingerprint(state)
+		if fp == last {
+			hub.ClusterUnchanged()
+			log.Debug("read the cluster state again: it is the same", "state", state.Summary())
+			continue
+		}
+		for _, c := range first.catalogs {
+			if ns, name, ok := strings.Cut(c.CatalogSource, "/"); ok && state.CatalogSource(ns, name) == nil {
+				log.Warn("the catalog's CatalogSource is no longer in the cluster: the cluster's answers leave it out", "catalog", c.Name, "catalogSource", c.CatalogSource)
+			}
+		}
+		ch := newClusterHub(state, first.global, first.catalogs)
+		ch.bundles = first.bundles
+		if err := hub.SetCluster(ch); err != nil {
+			return
+		}
+		last = fp
+		log.Info("the cluster state changed: serving it", "state", state.Summary())
+	}
+}
+
+// stateFingerprint is a digest of the state's objects, to tell a
+// reading that changed nothing.
+func stateFingerprint(s *cluster.State) [sha256.Size]byte {
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	for _, v := range []any{s.Namespaces, s.CatalogSources, s.Subscriptions, s.CSVs, s.OperatorGroups, s.InstallPlans, s.CRDs, s.Copied} {
+		if err := enc.Encode(v); err != nil {
+			// Not expected of API objects; a state that cannot be
+			// compared is taken as changed.
+			_, _ = fmt.Fprintf(h, "%p", s)
+		}
+	}
+	return [sha256.Size]byte(h.Sum(nil))
 }
 
 // clusterHub is the cluster's state as the hub shows it: httpserver's
 // ClusterState over query cluster's answers.
 type clusterHub struct {
+	// bundles pulls the bundle images of what-ifs (nil: not pulled).
+	bundles  *bundlePuller
 	state    *cluster.State
 	global   string
 	catalogs []httpserver.HubCatalog
@@ -666,6 +782,9 @@ func (w *clusterWorld) baseReport(q httpserver.ClusterQuestion) (*ClusterReport,
 
 func (w *clusterWorld) report(ctx context.Context, q httpserver.ClusterQuestion) (*ClusterReport, error) {
 	qc := &QueryCluster{Namespace: q.Namespace, Subscribe: q.Subscribe, Plan: q.Plan, Limits: q.Limits, GlobalNamespace: w.hub.global}
+	if b := w.hub.bundles; b != nil {
+		qc.BundleImages, qc.pulled = b.images, b.pull
+	}
 	rep := &ClusterReport{State: w.hub.state.Summary(), GlobalNamespace: w.hub.global, Catalogs: w.catalogs}
 	opts := cluster.ResolveOptions{GlobalNamespace: w.hub.global, Limits: q.Limits}
 	if err := qc.answer(ctx, w.hub.state, w.cats, opts, rep); err != nil {
@@ -680,6 +799,52 @@ func (w *clusterWorld) report(ctx context.Context, q httpserver.ClusterQuestion)
 		return nil, err
 	}
 	return rep, nil
+}
+
+// bundlePuller pulls the bundle images of the hub's what-ifs, each once
+// while the hub runs (a bundle image is referred to by digest, as OPM
+// writes catalogs, or stands for one release); an image whose pull
+// failed is tried again by the next question.
+type bundlePuller struct {
+	images SourceResolver
+	mu     sync.Mutex
+	pulled map[string]*pulledBundle
+}
+
+type pulledBundle struct {
+	done chan struct{}
+	b    *cluster.PlanBundle
+	err  error
+}
+
+func (p *bundlePuller) pull(ctx context.Context, image string) (*cluster.PlanBundle, error) {
+	p.mu.Lock()
+	e := p.pulled[image]
+	if e == nil {
+		e = &pulledBundle{done: make(chan struct{})}
+		p.pulled[image] = e
+		p.mu.Unlock()
+		e.b, e.err = pullPlanBundle(ctx, p.images, image)
+		if e.err != nil {
+			p.mu.Lock()
+			delete(p.pulled, image)
+			p.mu.Unlock()
+		}
+		close(e.done)
+		return e.b, e.err
+	}
+	p.mu.Unlock()
+	select {
+	case <-e.done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if e.err != nil {
+		// The pull of another question failed (or was canceled with it):
+		// this one tries on its own.
+		return p.pull(ctx, image)
+	}
+	return e.b, nil
 }
 
 // HubInstalled is /api/v1/cluster/installed: every operator the state

@@ -44,7 +44,10 @@ type QueryCluster struct {
 	// BundleImages, when set, pulls the images of the bundles of the
 	// InstallPlan that the catalog gives by image only (--pull-bundles).
 	BundleImages SourceResolver
-	MaxFileSize  int64
+	// pulled, when set, reads a bundle image instead of pulling it
+	// from BundleImages each time (the hub's, which pulls each once).
+	pulled      func(ctx context.Context, image string) (*cluster.PlanBundle, error)
+	MaxFileSize int64
 	// GlobalNamespace is OLM's global catalog namespace ("": detected).
 	GlobalNamespace string
 	// Namespace, when set, is the only namespace answered.
@@ -758,7 +761,13 @@ func (q *QueryCluster) plan(ctx context.Context, s *cluster.State, cn *ClusterNa
 			Channel: op.Channel, Replaces: op.Replaces, NewSubscription: op.GeneratedSubscription != ""}
 		if pb.Image != "" && !pb.HasObjects() {
 			if q.BundleImages != nil {
-				u, err := pullPlanBundle(ctx, q.BundleImages, pb.Image)
+				pull := q.pulled
+				if pull == nil {
+					pull = func(ctx context.Context, image string) (*cluster.PlanBundle, error) {
+						return pullPlanBundle(ctx, q.BundleImages, image)
+					}
+				}
+				u, err := pull(ctx, pb.Image)
 				if err != nil {
 					return nil, fmt.Errorf("bundle %s: %w", op.Bundle, err)
 				}

@@ -69,8 +69,11 @@ type HubCatalog struct {
 type HubOptions struct {
 	Catalogs []HubCatalog
 	// Cluster answers the cluster questions; nil when the hub has no
-	// cluster state.
+	// cluster state. SetCluster replaces it (a state read again).
 	Cluster ClusterState
+	// StateInterval is how often the state is read again (0: never), for
+	// the status.
+	StateInterval time.Duration
 	// Ready reports whether the hub is not stopping (/readyz).
 	Ready func() bool
 	// Metrics (NewHubMetrics), Logger, IdleWrite, Budget, MaxTerms and
@@ -115,6 +118,23 @@ type CatalogStatus struct {
 	PollIntervalMinutes int        `json:"pollIntervalMinutes,omitempty"`
 	LastPoll            *time.Time `json:"lastPoll,omitempty"`
 	NextPoll            *time.Time `json:"nextPoll,omitempty"`
+}
+
+// ClusterStatus is what the hub says of its cluster state.
+type ClusterStatus struct {
+	// State is serving, or stale: the last reading of the state failed,
+	// and the last good state is served.
+	State string `json:"state"`
+	// Read is when the state served was read (the last reading that
+	// found it changed).
+	Read *time.Time `json:"read,omitempty"`
+	// Checked is when the state was last read without an error (the same
+	// as Read, or later when it had not changed).
+	Checked *time.Time `json:"checked,omitempty"`
+	// Error is why the last reading failed (stale).
+	Error string `json:"error,omitempty"`
+	// IntervalSeconds is how often the state is read again (0: never).
+	IntervalSeconds int `json:"intervalSeconds,omitempty"`
 }
 
 // InstalledRef is an installed operator of a package in the cluster's
@@ -197,6 +217,7 @@ type Hub struct {
 	mu     sync.Mutex
 	cur    *world
 	status map[string]*CatalogStatus
+	state  *ClusterStatus // nil without a cluster state
 	closed bool
 }
 
@@ -212,7 +233,8 @@ type hubCat struct {
 // them when first asked for.
 type world struct {
 	cats   []*hubCat // in the hub's order; nil: not served
-	active int       // requests using it (Hub.mu)
+	state  ClusterState
+	active int // requests using it (Hub.mu)
 
 	listOnce sync.Once
 	list     []hubPkg // by name
@@ -254,7 +276,11 @@ func NewHub(opts HubOptions) (*Hub, error) {
 		opts.MaxTerms = DefaultMaxTerms
 	}
 	h := &Hub{opts: opts, log: opts.Logger, work: make(chan struct{}, workers()), status: map[string]*CatalogStatus{}}
-	h.cur = &world{cats: make([]*hubCat, len(opts.Catalogs))}
+	h.cur = &world{cats: make([]*hubCat, len(opts.Catalogs)), state: opts.Cluster}
+	if opts.Cluster != nil {
+		now := time.Now()
+		h.state = &ClusterStatus{State: CatalogServing, Read: &now, Checked: &now, IntervalSeconds: int(opts.StateInterval / time.Second)}
+	}
 	for _, c := range opts.Catalogs {
 		h.status[c.Name] = &CatalogStatus{Name: c.Name, Ref: c.Ref, Priority: c.Priority, CatalogSource: c.CatalogSource,
 			State: CatalogLoading, PollIntervalMinutes: c.PollIntervalMinutes}
@@ -306,7 +332,7 @@ func (h *Hub) Set(name string, snap *cache.Snapshot, digest string, took time.Du
 		return errors.New("the hub is closed")
 	}
 	old := h.cur
-	nw := &world{cats: slices.Clone(old.cats)}
+	nw := &world{cats: slices.Clone(old.cats), state: old.state}
 	nw.cats[i] = c
 	for _, hc := range nw.cats {
 		if hc != nil {
@@ -355,6 +381,70 @@ func (h *Hub) Failed(name string, err error) {
 	}
 }
 
+// SetCluster serves cs as the cluster state from now on (the state read
+// again, and changed), swapped in as a catalog is: requests under way
+// finish with the state they started with.
+func (h *Hub) SetCluster(cs ClusterState) error {
+	if cs == nil || h.opts.Cluster == nil {
+		return errors.New("the hub has no cluster state to replace")
+	}
+	now := time.Now()
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return errors.New("the hub is closed")
+	}
+	old := h.cur
+	nw := &world{cats: slices.Clone(old.cats), state: cs}
+	for _, hc := range nw.cats {
+		if hc != nil {
+			hc.refs++
+		}
+	}
+	h.cur = nw
+	h.state.State, h.state.Error, h.state.Read, h.state.Checked = CatalogServing, "", &now, &now
+	closing := h.retireLocked(old)
+	h.mu.Unlock()
+	closeCats(closing)
+	h.log.Info("serving the cluster state read again: it changed")
+	return nil
+}
+
+// ClusterUnchanged records a reading of the state that found it the
+// same as the one served.
+func (h *Hub) ClusterUnchanged() {
+	now := time.Now()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.state != nil {
+		h.state.State, h.state.Error, h.state.Checked = CatalogServing, "", &now
+	}
+}
+
+// ClusterFailed records that reading the state again failed: the last
+// good state stays served (stale).
+func (h *Hub) ClusterFailed(err error) {
+	h.mu.Lock()
+	if h.state == nil {
+		h.mu.Unlock()
+		return
+	}
+	h.state.State, h.state.Error = CatalogStale, err.Error()
+	h.mu.Unlock()
+	h.log.Error("cannot read the cluster state again: serving the last good state", "error", err)
+}
+
+// ClusterStatus is the cluster state's status; nil without a state.
+func (h *Hub) ClusterStatus() *ClusterStatus {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.state == nil {
+		return nil
+	}
+	st := *h.state
+	return &st
+}
+
 // Polled records a poll of the catalog's image (at, and the next at
 // next), whatever it found.
 func (h *Hub) Polled(name string, at, next time.Time) {
@@ -382,7 +472,7 @@ func (h *Hub) Close() {
 	h.mu.Lock()
 	h.closed = true
 	old := h.cur
-	h.cur = &world{cats: make([]*hubCat, len(old.cats))}
+	h.cur = &world{cats: make([]*hubCat, len(old.cats)), state: old.state}
 	closing := h.retireLocked(old)
 	h.mu.Unlock()
 	closeCats(closing)
@@ -596,6 +686,13 @@ func (h *Hub) readyz(w http.ResponseWriter, _ *http.Request) {
 		}
 		b.WriteString("\n")
 	}
+	if cs := h.ClusterStatus(); cs != nil {
+		fmt.Fprintf(&b, "cluster state: %s (read %s", cs.State, cs.Read.UTC().Format(time.RFC3339))
+		if cs.State == CatalogStale {
+			fmt.Fprintf(&b, "; serving that last good state: the last reading failed: %s", cs.Error)
+		}
+		b.WriteString(")\n")
+	}
 	if !ready {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}
@@ -635,8 +732,8 @@ func (wd *world) merged(h *Hub) []hubPkg {
 	wd.listOnce.Do(func() {
 		byName := map[string]int{}
 		var installed map[string][]InstalledRef
-		if h.opts.Cluster != nil {
-			installed = h.opts.Cluster.InstalledPackages()
+		if wd.state != nil {
+			installed = wd.state.InstalledPackages()
 		}
 		for _, c := range wd.served() {
 			for _, p := range c.srv.catalog() {
@@ -679,10 +776,12 @@ type hubList struct {
 	// Hub is true: the page shows several catalogs.
 	Hub      bool            `json:"hub"`
 	Catalogs []CatalogStatus `json:"catalogs"`
-	// Cluster is the cluster state's overview; none without a state.
-	Cluster  any      `json:"cluster,omitempty"`
-	Total    int      `json:"total"`
-	Packages []hubPkg `json:"packages"`
+	// Cluster is the cluster state's overview, ClusterStatus its
+	// status; none without a state.
+	Cluster       any            `json:"cluster,omitempty"`
+	ClusterStatus *ClusterStatus `json:"clusterStatus,omitempty"`
+	Total         int            `json:"total"`
+	Packages      []hubPkg       `json:"packages"`
 }
 
 // hubListParams are the list's parameters: a Server's, and the catalogs
@@ -719,8 +818,9 @@ func (h *Hub) packages(w http.ResponseWriter, r *http.Request, wd *world) {
 	for i := range a.Catalogs {
 		a.Catalogs[i].LastPoll, a.Catalogs[i].NextPoll = nil, nil
 	}
-	if h.opts.Cluster != nil {
-		a.Cluster = h.opts.Cluster.Overview()
+	if wd.state != nil {
+		a.Cluster, a.ClusterStatus = wd.state.Overview(), h.ClusterStatus()
+		a.ClusterStatus.Checked = nil
 	}
 	for _, p := range wd.merged(h) {
 		if !match(&p.pkgSummary) {
@@ -741,16 +841,17 @@ func (h *Hub) packages(w http.ResponseWriter, r *http.Request, wd *world) {
 
 // hubStatus is /api/v1/hub: the catalogs' states and the cluster
 // state's overview.
-func (h *Hub) hubStatus(w http.ResponseWriter, r *http.Request, _ *world) {
+func (h *Hub) hubStatus(w http.ResponseWriter, r *http.Request, wd *world) {
 	if !onlyParams(w, r) {
 		return
 	}
 	a := struct {
-		Catalogs []CatalogStatus `json:"catalogs"`
-		Cluster  any             `json:"cluster,omitempty"`
+		Catalogs      []CatalogStatus `json:"catalogs"`
+		Cluster       any             `json:"cluster,omitempty"`
+		ClusterStatus *ClusterStatus  `json:"clusterStatus,omitempty"`
 	}{Catalogs: h.Status()}
-	if h.opts.Cluster != nil {
-		a.Cluster = h.opts.Cluster.Overview()
+	if wd.state != nil {
+		a.Cluster, a.ClusterStatus = wd.state.Overview(), h.ClusterStatus()
 	}
 	writeJSON(w, r, http.StatusOK, a)
 }
@@ -1014,7 +1115,7 @@ func (wd *world) clusterAnswers(h *Hub) (ClusterAnswers, error) {
 		for i := range cats {
 			cats[i].HubCatalog = h.opts.Catalogs[i]
 		}
-		wd.cluster, wd.clusterErr = h.opts.Cluster.Answers(context.Background(), cats)
+		wd.cluster, wd.clusterErr = wd.state.Answers(context.Background(), cats)
 	})
 	return wd.cluster, wd.clusterErr
 }

@@ -330,6 +330,37 @@ func TestPageCatalog(t *testing.T) {
 	b.setSearch("operator")
 	want := api(url.Values{"category": {cat}, "installMode": {mode}, "q": {"operator"}}).Total
 	b.wait(fmt.Sprintf(`document.querySelectorAll('#results li a.tile').length === %d && document.querySelector('#results-count').textContent.includes('with the filters')`, want))
+	// Every count beside a value with two filters and a search: the
+	// packages the search and the other filters let through that have the
+	// value (a filter's own selection does not narrow its counts).
+	sel := map[string]string{"category": cat, "installMode": mode}
+	var shown map[string]map[string]string
+	if err := json.Unmarshal([]byte(b.eval(`JSON.stringify(Object.fromEntries([...document.querySelectorAll('#filters fieldset.facet')].map(f => [f.dataset.facet,
+		Object.fromEntries([...f.querySelectorAll('input')].map(i => [i.dataset.value, i.parentElement.querySelector('.count').textContent]))])))`).(string)), &shown); err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, f := range facets {
+		values := b.eval(fmt.Sprintf(`[...document.querySelectorAll('#filters fieldset[data-facet=%q] input')].map(i => i.dataset.value)`, f)).([]any)
+		if len(values) > 4 {
+			values = append(values[:3], values[len(values)-1])
+		}
+		for _, v := range values {
+			q := url.Values{"q": {"operator"}, f.(string): {v.(string)}}
+			for k, x := range sel {
+				if k != f {
+					q.Set(k, x)
+				}
+			}
+			if want, got := fmt.Sprintf("(%d)", api(q).Total), shown[f.(string)][v.(string)]; got != want {
+				t.Errorf("with %v and a search, the count beside %s=%s says %s, want %s", sel, f, v, got, want)
+			}
+			checked++
+		}
+	}
+	if checked < 10 {
+		t.Errorf("%d counts checked", checked)
+	}
 	filtered := b.eval(`location.hash`).(string)
 	for _, v := range b.eval(`window.catalogTimings.filters`).([]any) {
 		timings = append(timings, v.(float64))

@@ -389,6 +389,20 @@ func TestHubPage(t *testing.T) {
 	if got := b.eval(`document.querySelector('#package-offers a.offer.current').dataset.catalog`); got != "certified" {
 		t.Errorf("the stale catalog's package is shown from %v", got)
 	}
+	// The cluster state's reading fails: the last good state stays
+	// shown, and the page says so.
+	if got := b.eval(`document.querySelector('#hub-state').dataset.state + ': ' + document.querySelector('#hub-state').textContent`); !strings.HasPrefix(got.(string), "serving: Cluster state: 1 files: 5 Subscriptions") {
+		t.Errorf("the state's line %q", got)
+	}
+	ph.hub.ClusterFailed(errors.New("the user may not list subscriptions.operators.coreos.com across all namespaces"))
+	b.eval(`document.dispatchEvent(new Event('visibilitychange')); true`)
+	b.wait(`document.querySelector('#hub-state').dataset.state === 'stale' && !document.querySelector('#hub-state').hidden`)
+	if got := b.text("#hub-state"); !strings.Contains(got, "Its last reading failed: the user may not list subscriptions.operators.coreos.com across all namespaces; the state read at ") {
+		t.Errorf("the stale state's line %q", got)
+	}
+	if got := b.text("#hub-updated"); !strings.Contains(got, "The cluster state's reading failed: its last good state is shown") {
+		t.Errorf("the page says %q of the failed reading", got)
+	}
 	b.checkCSP()
 
 	// A phone-width window: nothing wider than the screen.
@@ -494,4 +508,24 @@ func TestHubPageFigures(t *testing.T) {
 	over := len(first) - sort.SearchFloat64s(first, 50.0000001)
 	t.Logf("%d filter changes (facets %v): median %.1f ms, 90th percentile %.1f ms, max %.1f ms to the first screenful (%d over 50 ms: %v); median %.1f ms, max %.1f ms to every tile",
 		len(first), facets, first[len(first)/2], first[len(first)*9/10], first[len(first)-1], over, first[len(first)-over:], all[len(all)/2], all[len(all)-1])
+	// Where a change's time goes: matching and counting (the page's own
+	// work over the packages, with the counts written), the first
+	// screenful of tiles put in the page, and the layout.
+	var logic, tiles, layout []float64
+	for _, v := range b.eval(`window.catalogTimings.filterParts || []`).([]any) {
+		m := v.(map[string]any)
+		logic = append(logic, m["match"].(float64)+m["counts"].(float64))
+		tiles = append(tiles, m["tiles"].(float64))
+		layout = append(layout, m["layout"].(float64))
+	}
+	for _, part := range []struct {
+		name string
+		ms   []float64
+	}{{"matching and counts", logic}, {"tiles", tiles}, {"layout", layout}} {
+		if len(part.ms) == 0 {
+			continue
+		}
+		slices.Sort(part.ms)
+		t.Logf("  %s: median %.1f ms, 90th percentile %.1f ms, max %.1f ms", part.name, part.ms[len(part.ms)/2], part.ms[len(part.ms)*9/10], part.ms[len(part.ms)-1])
+	}
 }

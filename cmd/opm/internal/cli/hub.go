@@ -21,9 +21,12 @@ func newHubCmd(s Streams, g *globalOptions) *cobra.Command {
 		cacheDir string
 		timeout  olmFlags
 		debugLog bool
+
+		kubeconfig, kubeContext string
+		pullBundles             bool
 	)
 	cmd := &cobra.Command{
-		Use:   "hub --catalog NAME=REF[,priority=N][,pollIntervalMinutes=M]... [--state PATH...] --http-addr ADDR",
+		Use:   "hub --catalog NAME=REF[,priority=N][,pollIntervalMinutes=M]... [--state PATH... | --kubeconfig FILE] --http-addr ADDR",
 		Short: "Serve several catalogs, and a cluster's operators, over HTTP: one API and web page for all",
 		Long: `Serve several catalogs at once over HTTP, as a cluster holds them: OLM takes
 a Subscription's dependencies from every CatalogSource, by priority.
@@ -50,7 +53,17 @@ unless given); a CatalogSource without a catalog is one OLM cannot reach.
 The hub then answers query cluster's questions over its catalogs
 (/api/v1/cluster, /api/v1/cluster/installed), and the page shows the
 installed operators, what OLM's next sync does in each namespace, and what
-installing a package into a namespace would do.
+installing a package into a namespace would do. --pull-bundles pulls the
+images of the bundles such a what-if's InstallPlan needs that the catalog
+gives by image only, for its steps and permissions (as "opm alpha query
+cluster --plan --pull-bundles").
+
+--kubeconfig FILE (or $KUBECONFIG, with --context NAME) reads the objects
+from a live cluster instead of --state, as "opm alpha query cluster" does,
+and reads them again every --state-interval (default 3m): a state that
+changed is swapped in atomically, as a reloaded catalog is; a reading that
+fails leaves the last good state served, and says so (/readyz, the page).
+--state and --kubeconfig do not go together.
 
 /healthz answers while the process serves; /readyz once every catalog is
 served; /metrics has each catalog's size, loads and requests by catalog.
@@ -69,6 +82,21 @@ name, a state that does not read) or HTTP cannot be served.`,
 			if a.HTTPAddr == "" {
 				return &usageReport{errors.New("--http-addr is required (e.g. :8080)")}
 			}
+			if len(a.State) > 0 && (kubeconfig != "" || kubeContext != "") {
+				return &usageReport{errors.New("--state and --kubeconfig (--context) do not go together: the objects are read from files or from a cluster")}
+			}
+			if cmd.Flags().Changed("state-interval") && a.StateInterval <= 0 {
+				return &usageReport{errors.New("--state-interval must be a positive duration (e.g. 3m)")}
+			}
+			if len(a.State) == 0 && (kubeconfig != "" || kubeContext != "") {
+				cfg, err := clusterConfig(kubeconfig, kubeContext)
+				if err != nil {
+					return err
+				}
+				a.Cluster = cfg
+			} else if cmd.Flags().Changed("state-interval") {
+				return &usageReport{errors.New("--state-interval reads a live cluster again: it needs --kubeconfig (files given by --state are read once)")}
+			}
 			for _, c := range catalogs {
 				f, err := action.ParseHubCatalog(c)
 				if err != nil {
@@ -79,6 +107,9 @@ name, a state that does not read) or HTTP cannot be served.`,
 			opts := g.imageOptions(cacheDir)
 			a.Sources = &action.Resolver{ImageOptions: opts, MaxFileSize: g.maxFileSize.limit(),
 				Allowed: action.RefCatalogDir | action.RefCatalogImage}
+			if pullBundles {
+				a.BundleImages = &action.Resolver{ImageOptions: opts, Allowed: action.RefBundleImage}
+			}
 			a.Digest = func(ctx context.Context, ref string) (string, string, error) { return image.Digest(ctx, ref, opts...) }
 			a.MaxFileSize = g.maxFileSize.limit()
 			a.Budget, a.MaxTerms = timeout.timeout, maxTerms(timeout.terms)
@@ -99,6 +130,10 @@ name, a state that does not read) or HTTP cannot be served.`,
 	f := cmd.Flags()
 	f.StringArrayVar(&catalogs, "catalog", nil, "a catalog as [NAMESPACE/]NAME=REF[,priority=N][,pollIntervalMinutes=M], REF a catalog directory or image (repeatable)")
 	f.StringArrayVar(&a.State, "state", nil, "a cluster's objects: a file, a directory or a must-gather (repeatable)")
+	f.StringVar(&kubeconfig, "kubeconfig", "", "read the objects from the live cluster of this kubeconfig instead of --state, and again every --state-interval")
+	f.StringVar(&kubeContext, "context", "", "the kubeconfig's context to use (default: its current context)")
+	f.DurationVar(&a.StateInterval, "state-interval", action.DefaultStateInterval, "with --kubeconfig, how often the cluster's objects are read again")
+	f.BoolVar(&pullBundles, "pull-bundles", false, "pull the images of the bundles a what-if's InstallPlan needs that the catalog gives by image only, for their steps")
 	f.StringVar(&a.GlobalNamespace, "global-namespace", "", "OLM's global catalog namespace (default: openshift-marketplace when the state has CatalogSources there, else olm)")
 	f.StringVar(&a.HTTPAddr, "http-addr", "", "the address to serve HTTP on (addr:port, e.g. :8080)")
 	f.StringVar(&a.HTTPTLSCert, "http-tls-cert", "", "serve HTTPS with this certificate file (PEM; reloaded when it changes); needs --http-tls-key")

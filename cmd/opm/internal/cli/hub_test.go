@@ -20,6 +20,10 @@ func TestHubFlags(t *testing.T) {
 		{[]string{"--catalog", community + ",pollIntervalMinutes=5", "--http-addr", "127.0.0.1:0"}, "pollIntervalMinutes polls an image"},
 		{[]string{"--catalog", community + ",priorty=1", "--http-addr", "127.0.0.1:0"}, "did you mean priority?"},
 		{[]string{"--catalog", community, "--state", "../../../../testdata/cluster/nope.yaml", "--http-addr", "127.0.0.1:0"}, "nope.yaml"},
+		{[]string{"--catalog", community, "--state", "../../../../testdata/cluster/states/several-subscriptions.yaml", "--kubeconfig", "kc", "--http-addr", "127.0.0.1:0"}, "--state and --kubeconfig (--context) do not go together"},
+		{[]string{"--catalog", community, "--state", "../../../../testdata/cluster/states/several-subscriptions.yaml", "--state-interval", "1m", "--http-addr", "127.0.0.1:0"}, "--state-interval reads a live cluster again: it needs --kubeconfig"},
+		{[]string{"--catalog", community, "--kubeconfig", "kc", "--state-interval", "0s", "--http-addr", "127.0.0.1:0"}, "--state-interval must be a positive duration"},
+		{[]string{"--catalog", community, "--kubeconfig", "../../../../testdata/cluster/nope-kubeconfig", "--http-addr", "127.0.0.1:0"}, "--kubeconfig ../../../../testdata/cluster/nope-kubeconfig: stat "},
 		{[]string{"--catalog", community, "--http-addr", "127.0.0.1:0", "--http-tls-cert", "x.pem"}, "--http-tls-cert and --http-tls-key must be given together"},
 		{[]string{"--catalog", community, "--http-addr", "256.0.0.1:99999"}, "failed to listen on --http-addr"},
 	} {

@@ -198,7 +198,7 @@
   // ---- The package list ---------------------------------------------------
 
   // Measured render times, read by the browser test (docs/performance.md).
-  const timings = { firstRender: null, firstRenderAt: null, allTiles: null, filters: [], filtersComplete: [] };
+  const timings = { firstRender: null, firstRenderAt: null, allTiles: null, filters: [], filtersComplete: [], filterParts: [] };
   window.catalogTimings = timings;
 
   const list = {
@@ -208,8 +208,13 @@
     tiles: new Map(), // name -> li
     haystack: new Map(), // name -> lowercased text searched
     facetValues: new Map(), // name -> facet key -> its values, lowercased, each once
-    boxes: {}, // facet key -> Map(lower value -> {input, count, li, value})
+    boxes: {}, // facet key -> Map(lower value -> {input, count, li, value, shown, zero}: shown and zero as last written)
     selected: {}, // facet key -> Set(lower value)
+    // The index by filter value: facet key -> Map(lower value -> the
+    // positions in pkgs of the packages that have it), and each package's
+    // values as positions; made once per list.
+    postings: {},
+    searched: null, // the last search: {words, hits: Uint8Array} (1: matches)
   };
   for (const f of FACETS) list.selected[f.key] = new Set();
 
@@ -247,6 +252,7 @@
       for (const f of FACETS) fv[f.key] = [...new Set(f.values(p).map((x) => String(x).toLowerCase()))];
       list.facetValues.set(p.name, fv);
     }
+    indexFacets();
     buildFilters();
     list.loaded = true;
     applyHashToControls(current);
@@ -288,6 +294,44 @@
     li = el("li", { class: p.deprecated ? "deprecated" : null }, a);
     list.tiles.set(p.name, li);
     return li;
+  }
+
+  // indexFacets indexes the packages by filter value: a filter's
+  // selection is then the union of its values' postings, not a test of
+  // every package.
+  function indexFacets() {
+    list.searched = null;
+    for (const f of FACETS) {
+      const post = new Map();
+      list.pkgs.forEach((p, i) => {
+        for (const v of list.facetValues.get(p.name)[f.key]) {
+          let a = post.get(v);
+          if (!a) post.set(v, (a = []));
+          a.push(i);
+        }
+      });
+      list.postings[f.key] = post;
+    }
+  }
+
+  // searchHits marks the packages whose text has every word. A search
+  // that only narrows the last (each word of the last within a word of
+  // this one) tests only the last one's hits; an unchanged search none.
+  function searchHits(words) {
+    const n = list.pkgs.length;
+    const last = list.searched;
+    if (last && last.words.length === words.length && last.words.every((w, i) => w === words[i])) return last.hits;
+    const hits = new Uint8Array(n);
+    const narrows = last && last.words.every((w) => words.some((x) => x.includes(w)));
+    for (let i = 0; i < n; i++) {
+      if (narrows && !last.hits[i]) continue;
+      const hay = list.haystack.get(list.pkgs[i].name);
+      let ok = 1;
+      for (const w of words) if (!hay.includes(w)) { ok = 0; break; }
+      hits[i] = ok;
+    }
+    list.searched = { words: words, hits: hits };
+    return hits;
   }
 
   function lowerSet(values) {
@@ -334,7 +378,7 @@
           else list.selected[f.key].delete(k);
           filtersChanged();
         });
-        boxes.set(k, { input, count, li, value: v });
+        boxes.set(k, { input, count, li, value: v, shown: -1, zero: null });
         ul.append(li);
       });
       if (entries.length === 0) ul.append(el("li", { class: "muted" }, "none in this catalog"));
@@ -352,23 +396,6 @@
     }
   }
 
-  // matches says whether p matches the search words and every facet but
-  // skip (facet counts are computed without their own facet).
-  function matches(p, words, skip) {
-    const hay = list.haystack.get(p.name);
-    for (const w of words) if (!hay.includes(w)) return false;
-    const fv = list.facetValues.get(p.name);
-    for (const f of FACETS) {
-      if (f.key === skip) continue;
-      const sel = list.selected[f.key];
-      if (sel.size === 0) continue;
-      let any = false;
-      for (const v of fv[f.key]) if (sel.has(v)) { any = true; break; }
-      if (!any) return false;
-    }
-    return true;
-  }
-
   function searchWords() {
     return $("search").value.trim().toLowerCase().split(/\s+/).filter((w) => w);
   }
@@ -383,14 +410,57 @@
 
   // applyFilters shows the matching tiles and updates every count; done,
   // when given, is called once every tile is in the page.
+  //
+  // One pass over the packages, with the index: each filter with a
+  // selection marks the packages it lets through (its values' postings);
+  // a package failing no filter is shown and counts in every filter, one
+  // failing exactly one filter counts in that filter only (a filter's
+  // counts are those of the others and the search), one failing more in
+  // none. A count whose number did not change is not written again.
   function applyFilters(done) {
     if (!list.loaded) return;
+    const tm0 = performance.now();
     const words = searchWords();
+    const n = list.pkgs.length;
+    const hits = searchHits(words);
+    const fails = new Uint8Array(n); // filters the package fails
+    const failed = new Int8Array(n); // the one it fails (when one)
+    FACETS.forEach((f, fi) => {
+      const sel = list.selected[f.key];
+      if (sel.size === 0) return;
+      const pass = new Uint8Array(n);
+      const post = list.postings[f.key];
+      for (const v of sel) for (const i of post.get(v) || []) pass[i] = 1;
+      for (let i = 0; i < n; i++) {
+        if (!pass[i]) {
+          fails[i]++;
+          failed[i] = fi;
+        }
+      }
+    });
+    const counts = FACETS.map(() => new Map());
     const shown = [];
-    for (const p of list.pkgs) if (matches(p, words, null)) shown.push(p);
+    for (let i = 0; i < n; i++) {
+      if (!hits[i] || fails[i] > 1) continue;
+      const p = list.pkgs[i];
+      const fv = list.facetValues.get(p.name);
+      if (fails[i] === 0) {
+        shown.push(p);
+        FACETS.forEach((f, fi) => {
+          const m = counts[fi];
+          for (const v of fv[f.key]) m.set(v, (m.get(v) || 0) + 1);
+        });
+      } else {
+        const fi = failed[i];
+        const m = counts[fi];
+        for (const v of fv[FACETS[fi].key]) m.set(v, (m.get(v) || 0) + 1);
+      }
+    }
     const gen = ++renderGen;
     const results = $("results");
+    const tm1 = performance.now();
     results.replaceChildren(...shown.slice(0, FIRST_TILES).map(tileOf));
+    const tm2 = performance.now();
     let next = FIRST_TILES;
     const more = () => {
       if (gen !== renderGen) return;
@@ -405,19 +475,25 @@
       setTimeout(more, 0);
     };
     setTimeout(more, 0);
-    for (const f of FACETS) {
-      const n = new Map();
-      for (const p of list.pkgs) {
-        if (!matches(p, words, f.key)) continue;
-        for (const v of list.facetValues.get(p.name)[f.key]) n.set(v, (n.get(v) || 0) + 1);
-      }
+    FACETS.forEach((f, fi) => {
+      const m = counts[fi];
+      const sel = list.selected[f.key];
       for (const [k, b] of list.boxes[f.key]) {
-        const c = n.get(k) || 0;
-        b.count.textContent = "(" + c + ")";
-        b.input.checked = list.selected[f.key].has(k);
-        b.li.classList.toggle("zero", c === 0 && !b.input.checked);
+        const c = m.get(k) || 0;
+        const checked = sel.has(k);
+        const zero = c === 0 && !checked;
+        if (b.shown !== c) {
+          b.count.textContent = "(" + c + ")";
+          b.shown = c;
+        }
+        if (b.input.checked !== checked) b.input.checked = checked;
+        if (b.zero !== zero) {
+          b.li.classList.toggle("zero", zero);
+          b.zero = zero;
+        }
       }
-    }
+    });
+    timings.lastParts = { match: tm1 - tm0, tiles: tm2 - tm1, counts: performance.now() - tm2 };
     const q = $("search").value.trim();
     const filtered = FACETS.some((f) => list.selected[f.key].size > 0);
     let count = shown.length + " of " + plural(list.total, "package");
@@ -438,8 +514,11 @@
       void document.body.offsetHeight;
       timings.filtersComplete[n] = performance.now() - t0;
     });
+    const tl = performance.now();
     void document.body.offsetHeight;
     timings.filters.push(performance.now() - t0);
+    timings.lastParts.layout = performance.now() - tl;
+    timings.filterParts.push(timings.lastParts);
     const v = { q: $("search").value.trim(), filters: {} };
     for (const f of FACETS) v.filters[f.key] = [...list.boxes[f.key] || []].filter(([k]) => list.selected[f.key].has(k)).map(([, b]) => b.value);
     const h = hashOf(v);

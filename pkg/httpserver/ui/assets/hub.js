@@ -13,14 +13,16 @@
     on: false,
     catalogs: [], // the catalogs' states (the list's answer)
     cluster: null, // the state's overview; null without a state
-    sig: "", // what the catalogs served were when last seen
+    clusterStatus: null, // the state's status: serving or stale, when read
+    sig: "", // what the catalogs and the state served were when last seen
     checked: 0, // when api/v1/hub was last asked
   };
 
   // signature says which snapshots are served: a change means a catalog
   // was loaded, reloaded or failed.
-  function signature(cats) {
-    return (cats || []).map((c) => [c.name, c.state, c.digest || "", c.loaded || "", c.error || ""].join(" ")).join("\n");
+  function signature(cats, cs) {
+    return (cats || []).map((c) => [c.name, c.state, c.digest || "", c.loaded || "", c.error || ""].join(" ")).join("\n") +
+      (cs ? "\nstate " + [cs.state, cs.read || "", cs.error || ""].join(" ") : "");
   }
 
   function catalogOf(name) {
@@ -49,7 +51,8 @@
     hub.on = true;
     hub.catalogs = data.catalogs || [];
     hub.cluster = data.cluster || null;
-    hub.sig = signature(hub.catalogs);
+    hub.clusterStatus = data.clusterStatus || null;
+    hub.sig = signature(hub.catalogs, hub.clusterStatus);
     if (first) {
       const order = hub.catalogs.slice().sort((a, b) => b.priority - a.priority || (a.name < b.name ? -1 : 1)).map((c) => c.name);
       FACETS.push({ key: "catalog", label: "Catalog", values: (p) => (p.catalogs || []).map((o) => o.catalog), order: order });
@@ -98,6 +101,17 @@
       else li.title = c.ref;
       ul.append(li);
     }
+    const cs = hub.clusterStatus;
+    const sp = $("hub-state");
+    if (cs && hub.cluster) {
+      const read = cs.read ? new Date(cs.read).toLocaleTimeString() : "";
+      sp.textContent = "Cluster state: " + hub.cluster.state + " (read at " + read +
+        (cs.intervalSeconds ? "; read again every " + plural(Math.round(cs.intervalSeconds / 60) || 1, "minute") : "") + ")" +
+        (cs.state === "stale" ? ". Its last reading failed: " + (cs.error || "") + "; the state read at " + read + " is shown." : ".");
+      sp.className = cs.state === "stale" ? "warn-text" : "muted";
+      sp.dataset.state = cs.state;
+    }
+    sp.hidden = !(cs && hub.cluster);
     const un = $("hub-unreachable");
     const missing = hub.cluster ? (hub.cluster.catalogSources || []).filter((cs) => !cs.catalog) : [];
     un.textContent = missing.length
@@ -328,6 +342,10 @@
         out.append(el("p", { class: "muted" }, "OLM first unpacks the image of " + plan.bundleLookups.map((b) => b.identifier).join(", ") +
           " (a BundleLookup); the steps of " + (plan.bundleLookups.length === 1 ? "that bundle come" : "those bundles come") + " from the image."));
       }
+      if ((plan.notUnpacked || []).length) {
+        out.append(el("p", { id: pre + "-not-unpacked", class: "muted" }, "Not shown: the steps and permissions of " + plan.notUnpacked.join(", ") +
+          ", whose catalog gives " + (plan.notUnpacked.length === 1 ? "it" : "them") + " by image only (the hub pulls bundle images when started with --pull-bundles)."));
+      }
       const perms = plan.permissions || [];
       if (perms.length) {
         const box = el("div", { id: pre + "-permissions" });
@@ -474,15 +492,20 @@
     } catch (e) {
       return;
     }
-    const sig = signature(st.catalogs);
+    const sig = signature(st.catalogs, st.clusterStatus);
     if (sig === hub.sig) return;
     const before = new Map(hub.catalogs.map((c) => [c.name, c]));
     const changed = (st.catalogs || []).filter((c) => signature([c]) !== signature([before.get(c.name) || {}]));
+    const words = changed.map((c) => "Catalog " + c.name + (c.state === "serving" ? " was reloaded" + (c.digest ? " (" + c.digest.slice(0, 19) + "\u2026)" : "") :
+      c.state === "stale" ? "'s reload failed: its last good content is served" : " is " + c.state));
+    const cs = st.clusterStatus;
+    if (cs && signature([], cs) !== signature([], hub.clusterStatus)) {
+      words.push(cs.state === "stale" ? "The cluster state's reading failed: its last good state is shown" : "The cluster state changed");
+    }
     hub.sig = sig;
     const note = $("hub-updated");
     const when = new Date().toLocaleTimeString();
-    note.textContent = changed.map((c) => "Catalog " + c.name + (c.state === "serving" ? " was reloaded" + (c.digest ? " (" + c.digest.slice(0, 19) + "\u2026)" : "") :
-      c.state === "stale" ? "'s reload failed: its last good content is served" : " is " + c.state)).join("; ") + " at " + when + ".";
+    note.textContent = words.join("; ") + " at " + when + ".";
     note.hidden = false;
     await page.reload();
   }
