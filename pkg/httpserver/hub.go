@@ -1129,6 +1129,31 @@ func (h *Hub) noCluster(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
+// clusterLoading answers a cluster question with 503 while a catalog
+// that gives one of the state's CatalogSources its content has not
+// finished its first load: the answers would take that CatalogSource as
+// one OLM cannot reach (every namespace that sees it failing), which is
+// not query cluster's answer for the same catalogs. A catalog whose
+// first load failed is not waited for: the answers say it is
+// unreachable, and /readyz and the page say why. (A catalog not in the
+// request's world that is served by now was loading when it started.)
+func (h *Hub) clusterLoading(w http.ResponseWriter, r *http.Request, wd *world) bool {
+	var loading []string
+	h.mu.Lock()
+	for i, c := range h.opts.Catalogs {
+		if c.CatalogSource != "" && wd.cats[i] == nil && h.status[c.Name].State != CatalogFailed {
+			loading = append(loading, c.Name)
+		}
+	}
+	h.mu.Unlock()
+	if len(loading) == 0 {
+		return false
+	}
+	w.Header().Set("Retry-After", retryAfter)
+	jsonError(w, r, http.StatusServiceUnavailable, "the cluster's answers wait for every catalog of its CatalogSources: still loading: %s", strings.Join(loading, ", "))
+	return true
+}
+
 // questionError writes an error of a cluster question.
 func (h *Hub) questionError(w http.ResponseWriter, r *http.Request, err error) {
 	var qe *QuestionError
@@ -1143,7 +1168,7 @@ func (h *Hub) questionError(w http.ResponseWriter, r *http.Request, err error) {
 // cluster is /api/v1/cluster?namespace=&subscribe=...&plan=: `opm alpha
 // query cluster -o json` over the hub's catalogs.
 func (h *Hub) cluster(w http.ResponseWriter, r *http.Request, wd *world) {
-	if h.noCluster(w, r) || !onlyParams(w, r, "namespace", "subscribe...", "plan") {
+	if h.noCluster(w, r) || !onlyParams(w, r, "namespace", "subscribe...", "plan") || h.clusterLoading(w, r, wd) {
 		return
 	}
 	q := r.URL.Query()
@@ -1197,7 +1222,7 @@ func (h *Hub) cluster(w http.ResponseWriter, r *http.Request, wd *world) {
 // installed is /api/v1/cluster/installed: every installed operator, with
 // what the next sync does to it.
 func (h *Hub) installed(w http.ResponseWriter, r *http.Request, wd *world) {
-	if h.noCluster(w, r) || !onlyParams(w, r) {
+	if h.noCluster(w, r) || !onlyParams(w, r) || h.clusterLoading(w, r, wd) {
 		return
 	}
 	ans, err := wd.clusterAnswers(h)
