@@ -234,6 +234,12 @@ func (a *Hub) Run(ctx context.Context) error {
 	if len(a.State) > 0 || a.Cluster != nil {
 		var err error
 		if ch, err = a.readState(ctx, hubCats, log); err != nil {
+			if ctx.Err() != nil {
+				// Stopped while reading the state (a must-gather, a
+				// live cluster): a graceful stop, nothing served yet.
+				log.Info("stopped before serving")
+				return nil
+			}
 			return err
 		}
 	}

@@ -56,3 +56,16 @@ func TestHubClusterWhileLoading(t *testing.T) {
 		}
 	}
 }
+
+// TestHubStoppedReadingState: a stop (SIGTERM) while the state is read
+// is a graceful stop, as serve's while it loads: Run returns nil (exit
+// 0), not the reading's "context canceled" (exit 2).
+func TestHubStoppedReadingState(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	a := &Hub{Catalogs: installFlags(), State: []string{"../../testdata/cluster/states/several-subscriptions.yaml"}, HTTPAddr: "127.0.0.1:0",
+		Sources: DirResolver{}, TempDir: t.TempDir()}
+	if err := a.Run(ctx); err != nil {
+		t.Errorf("stopped while reading the state: %v", err)
+	}
+}
