@@ -2,6 +2,7 @@ package action
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -536,7 +537,7 @@ func parseSubscribe(s string, st *cluster.State, cats *clusterCatalogs, global s
 		}
 		slices.SortStableFunc(found, func(a, b *install.Catalog) int {
 			if a.Priority != b.Priority {
-				return b.Priority - a.Priority
+				return cmp.Compare(b.Priority, a.Priority) // not b-a: it overflows
 			}
 			if a.Namespace != b.Namespace {
 				if a.Namespace == ns {
