@@ -26,9 +26,10 @@ func TestSubscribeSourceExtremePriorities(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Hypothetical) != 1 || rep.Hypothetical[0].Spec.CatalogSource != "certified" {
-		for _, h := range rep.Hypothetical {
-			t.Errorf("the what-if's source: %s/%s, want olm/certified", h.Spec.CatalogSourceNamespace, h.Spec.CatalogSource)
-		}
+	if len(rep.Hypothetical) != 1 {
+		t.Fatalf("%d what-if Subscriptions, want 1", len(rep.Hypothetical))
+	}
+	if h := rep.Hypothetical[0].Spec; h.CatalogSource != "certified" {
+		t.Errorf("the what-if's source: %s/%s, want olm/certified", h.CatalogSourceNamespace, h.CatalogSource)
 	}
 }
