@@ -558,7 +558,7 @@ func (a *Hub) stateInterval() time.Duration {
 }
 
 // followCluster reads the live cluster's state again every
-// StateInterval until ctx is done. A state that changed is served from
+// StateInterval until ctx is done, each reading within StateInterval. A state that changed is served from
 // then on (the catalogs keep the CatalogSources and priorities of the
 // first reading); one that did not is only recorded; a reading that
 // fails leaves the last good state served, and says so.
@@ -572,11 +572,21 @@ func (a *Hub) followCluster(ctx context.Context, hub *httpserver.Hub, first *clu
 			return
 		case <-t.C:
 		}
-		state, err := a.readObjects(ctx)
+		// A reading has the interval to finish: an API server that
+		// accepts the requests and never answers (client-go sets no
+		// deadline of its own) would otherwise keep the last state served
+		// as if it were read, and the hub would never say it is stale.
+		rctx, cancel := context.WithTimeout(ctx, a.stateInterval())
+		state, err := a.readObjects(rctx)
+		timedOut := rctx.Err() != nil
+		cancel()
 		if ctx.Err() != nil {
 			return
 		}
 		if err != nil {
+			if timedOut {
+				err = fmt.Errorf("the reading did not finish within --state-interval (%s): %w", a.stateInterval(), err)
+			}
 			hub.ClusterFailed(err)
 			continue
 		}

@@ -278,3 +278,40 @@ func (c *countingResolver) Resolve(ctx context.Context, ref string) (*Source, er
 	c.n.Add(1)
 	return c.inner.Resolve(ctx, ref)
 }
+
+// TestHubKubeconfigHung: an API server that stops answering (it accepts
+// the LIST and never replies) does not hold the state's reading for
+// ever: the reading ends at the interval, and the hub says the state
+// it serves is stale (without the bound, /readyz said "serving" for as
+// long as the server hung).
+func TestHubKubeconfigHung(t *testing.T) {
+	b, err := os.ReadFile("../../testdata/cluster/states/several-subscriptions.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := kubetest.NewLists()
+	l.ServeOLM()
+	if err := l.AddYAML(b); err != nil {
+		t.Fatal(err)
+	}
+	var hang atomic.Bool
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hang.Load() {
+			<-r.Context().Done()
+			return
+		}
+		l.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(kubetest.Kubeconfig(srv.URL, kubetest.CertPEM(srv), l.Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := startHub(t, &Hub{Catalogs: installFlags(), Cluster: cfg, StateInterval: 20 * time.Millisecond})
+	r.ready(t)
+	hang.Store(true)
+	body := r.waitFor(t, "/readyz", func(_ int, body []byte) bool { return strings.Contains(string(body), "cluster state: stale") })
+	if !strings.Contains(string(body), "did not finish within --state-interval") {
+		t.Errorf("readyz: %s", body)
+	}
+}
