@@ -33,10 +33,16 @@ func LoadServeTemp(ctx context.Context, fsys fs.FS, tmpDir string, lines bool, w
 		return nil, false, err
 	}
 	opts := registry.Options{Sink: w, Walk: walk}
+	var staging *scratch.File
 	if lines {
-		// Snapshot closes the staging file once the lines are in order.
-		if err := w.KeepLines(scratch.CreateOrMemory(tmpDir, "fastopm-lines-*.tmp")); err != nil {
+		// Snapshot closes the staging file once the lines are in order;
+		// a load that fails closes it here (a hub tries a failing
+		// catalog again and again: each attempt's file would stay open,
+		// and its bytes on disk, until a finalizer ran).
+		staging = scratch.CreateOrMemory(tmpDir, "fastopm-lines-*.tmp")
+		if err := w.KeepLines(staging); err != nil {
 			st.Close()
+			staging.Close()
 			return nil, false, err
 		}
 		opts.Lines = w
@@ -52,6 +58,9 @@ func LoadServeTemp(ctx context.Context, fsys fs.FS, tmpDir string, lines bool, w
 	}
 	if err != nil {
 		st.Close()
+		if staging != nil {
+			_ = staging.Close() // already closed when Snapshot got that far
+		}
 		return nil, false, err
 	}
 	return snap, st.InMemory(), nil
