@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -443,6 +444,7 @@ func TestHubSwap(t *testing.T) {
 	ts := newHub(t, nil, httpserver.HubCatalog{Name: "es", Ref: dirs[0]}, httpserver.HubCatalog{Name: "community", Ref: "../../testdata/install/community"})
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
+	var answered atomic.Int64 // requests answered, to swap while they run
 	errs := make(chan error, 100)
 	for range 4 {
 		wg.Add(1)
@@ -470,11 +472,21 @@ func TestHubSwap(t *testing.T) {
 					case strings.HasSuffix(p, "all") && !bytes.Equal(body, want[0]) && !bytes.Equal(body, want[1]):
 						errs <- fmt.Errorf("%s: %d bytes, neither catalog's", p, len(body))
 					}
+					answered.Add(1)
 				}
 			}
 		}()
 	}
 	for i := range 20 {
+		// Each swap after requests were answered on the last one: 20
+		// swaps in a row could all be done before any request ran.
+		deadline := time.Now().Add(3 * time.Minute) // a hang guard
+		for n := answered.Load(); answered.Load() < n+4; {
+			if time.Now().After(deadline) {
+				t.Fatalf("no request answered in minutes before swap %d", i)
+			}
+			time.Sleep(time.Millisecond)
+		}
 		if err := ts.hub.Set("es", loadSnapshotNoCleanup(t, dirs[(i+1)%2]), "", time.Millisecond); err != nil {
 			t.Fatal(err)
 		}
