@@ -47,6 +47,9 @@ type Hub struct {
 	// last good state served (stale).
 	Cluster       *rest.Config
 	StateInterval time.Duration
+	// stateTimeout bounds each reading after the first (tests; default
+	// the interval, at least a minute).
+	stateTimeout time.Duration
 	// BundleImages, when set, pulls the images of the bundles a what-if's
 	// InstallPlan needs that the catalog gives by image only
 	// (--pull-bundles), as query cluster's.
@@ -550,6 +553,15 @@ func (a *Hub) readObjects(ctx context.Context) (*cluster.State, error) {
 	return cluster.Read(ctx, a.State...)
 }
 
+// stateReadTimeout bounds each reading of a live cluster after the
+// first: the interval, and at least a minute.
+func (a *Hub) stateReadTimeout() time.Duration {
+	if a.stateTimeout > 0 {
+		return a.stateTimeout
+	}
+	return max(a.stateInterval(), time.Minute)
+}
+
 func (a *Hub) stateInterval() time.Duration {
 	if a.StateInterval > 0 {
 		return a.StateInterval
@@ -558,7 +570,8 @@ func (a *Hub) stateInterval() time.Duration {
 }
 
 // followCluster reads the live cluster's state again every
-// StateInterval until ctx is done, each reading within StateInterval. A state that changed is served from
+// StateInterval until ctx is done, each reading within
+// stateReadTimeout. A state that changed is served from
 // then on (the catalogs keep the CatalogSources and priorities of the
 // first reading); one that did not is only recorded; a reading that
 // fails leaves the last good state served, and says so.
@@ -572,11 +585,12 @@ func (a *Hub) followCluster(ctx context.Context, hub *httpserver.Hub, first *clu
 			return
 		case <-t.C:
 		}
-		// A reading has the interval to finish: an API server that
-		// accepts the requests and never answers (client-go sets no
-		// deadline of its own) would otherwise keep the last state served
-		// as if it were read, and the hub would never say it is stale.
-		rctx, cancel := context.WithTimeout(ctx, a.stateInterval())
+		// A reading has a bound: an API server that accepts the requests
+		// and never answers (client-go sets no deadline of its own) would
+		// otherwise keep the last state served as if it were read, and
+		// the hub would never say it is stale.
+		bound := a.stateReadTimeout()
+		rctx, cancel := context.WithTimeout(ctx, bound)
 		state, err := a.readObjects(rctx)
 		timedOut := rctx.Err() != nil
 		cancel()
@@ -585,7 +599,7 @@ func (a *Hub) followCluster(ctx context.Context, hub *httpserver.Hub, first *clu
 		}
 		if err != nil {
 			if timedOut {
-				err = fmt.Errorf("the reading did not finish within --state-interval (%s): %w", a.stateInterval(), err)
+				err = fmt.Errorf("the reading did not finish within %s: %w", bound, err)
 			}
 			hub.ClusterFailed(err)
 			continue
