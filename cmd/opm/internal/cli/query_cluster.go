@@ -286,7 +286,17 @@ func writeNamespaceText(b *strings.Builder, n *action.ClusterNamespace, plan boo
 			fmt.Fprintf(b, "CSV %s fits OperatorGroup%s (%s)\n", v.CSV, group, v.InstallMode)
 			continue
 		}
-		fmt.Fprintf(b, "CSV %s fails: %s: %s\n", v.CSV, v.Reason, v.Message)
+		if v.Reason == "" && v.Message == "" {
+			// OLM stops before it sets a phase (an OperatorGroup whose
+			// targets it cannot compute): the CSV keeps its status.
+			phase := string(v.Phase)
+			if phase == "" {
+				phase = "none"
+			}
+			fmt.Fprintf(b, "CSV %s does not fit OperatorGroup%s; OLM leaves its status as it is (phase %s)\n", v.CSV, group, phase)
+		} else {
+			fmt.Fprintf(b, "CSV %s fails: %s: %s\n", v.CSV, v.Reason, v.Message)
+		}
 		if v.Why != "" {
 			fmt.Fprintf(b, "  %s\n", v.Why)
 		}
