@@ -778,13 +778,16 @@ type clusterWorld struct {
 	cats     *clusterCatalogs
 	catalogs []ClusterCatalog
 
-	baseOnce sync.Once
-	base     *ClusterReport
-	baseErr  error
+	// base and inst are kept once made, unless undecided (a bound
+	// reached on a busy machine: the next request answers again); mu
+	// makes requests asking meanwhile wait for the one answering.
+	baseMu  sync.Mutex
+	base    *ClusterReport
+	baseErr error
 
-	instOnce sync.Once
-	inst     *HubInstalled
-	instErr  error
+	instMu  sync.Mutex
+	inst    *HubInstalled
+	instErr error
 }
 
 // Report answers q as `opm alpha query cluster -o json` does.
@@ -803,11 +806,18 @@ func (w *clusterWorld) Report(ctx context.Context, q httpserver.ClusterQuestion)
 }
 
 func (w *clusterWorld) baseReport(q httpserver.ClusterQuestion) (*ClusterReport, error) {
-	w.baseOnce.Do(func() {
-		// Not a request's context: others wait for the same answer.
-		w.base, w.baseErr = w.report(context.Background(), q)
-	})
-	return w.base, w.baseErr
+	w.baseMu.Lock()
+	defer w.baseMu.Unlock()
+	if w.base != nil || w.baseErr != nil {
+		return w.base, w.baseErr
+	}
+	// Not a request's context: others wait for the same answer.
+	rep, err := w.report(context.Background(), q)
+	if err == nil && rep.Undecided() {
+		return rep, nil
+	}
+	w.base, w.baseErr = rep, err
+	return rep, err
 }
 
 func (w *clusterWorld) report(ctx context.Context, q httpserver.ClusterQuestion) (*ClusterReport, error) {
@@ -932,14 +942,25 @@ type HubInstallPlan struct {
 
 // Installed answers the installed view.
 func (w *clusterWorld) Installed(ctx context.Context) (any, error) {
-	w.instOnce.Do(func() { w.inst, w.instErr = w.installed() })
-	return w.inst, w.instErr
+	w.instMu.Lock()
+	defer w.instMu.Unlock()
+	if w.inst != nil || w.instErr != nil {
+		return w.inst, w.instErr
+	}
+	inst, undecided, err := w.installed()
+	if err == nil && undecided {
+		return inst, nil
+	}
+	w.inst, w.instErr = inst, err
+	return inst, err
 }
 
-func (w *clusterWorld) installed() (*HubInstalled, error) {
+// installed makes the installed view; undecided when the answer it is
+// made of is.
+func (w *clusterWorld) installed() (*HubInstalled, bool, error) {
 	rep, err := w.baseReport(httpserver.ClusterQuestion{})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	st := w.hub.state
 	out := &HubInstalled{State: rep.State, GlobalNamespace: rep.GlobalNamespace, Operators: []HubInstalledEntry{}}
@@ -1005,5 +1026,5 @@ func (w *clusterWorld) installed() (*HubInstalled, error) {
 		}
 		return strings.Compare(a.Package+"/"+a.CSV, b.Package+"/"+b.CSV)
 	})
-	return out, nil
+	return out, rep.Undecided(), nil
 }
