@@ -503,6 +503,28 @@ func TestPageCatalog(t *testing.T) {
 	b.wait(`document.activeElement === document.querySelector('#back-link')`)
 	b.do(chromedp.KeyEvent(kb.Enter))
 	b.wait(`!document.querySelector('#browse').hidden && document.activeElement && document.activeElement.dataset.name === 'markdown-test'`)
+	// The arrow keys between tiles, after changes that took hundreds of
+	// tiles out (the list they were in was retired for a new #results,
+	// app.js retireResults): they move in the list shown, and the retired
+	// list is emptied and leaves the page.
+	b.setSearch("")
+	b.wait(`document.querySelectorAll('#results li a.tile').length === 601`)
+	storage := api(url.Values{"q": {"storage"}}).Total
+	if storage < 3 {
+		t.Fatalf("the API finds %d packages for storage, want 3 or more", storage)
+	}
+	b.setSearch("storage")
+	b.wait(fmt.Sprintf(`document.querySelectorAll('#results li a.tile').length === %d`, storage))
+	b.eval(`document.querySelector('#results a.tile').focus(); true`)
+	b.do(chromedp.KeyEvent(kb.ArrowRight))
+	b.wait(`document.activeElement === document.querySelectorAll('#results a.tile')[1]`)
+	b.do(chromedp.KeyEvent(kb.ArrowDown))
+	b.wait(`document.activeElement === document.querySelectorAll('#results a.tile')[2]`)
+	b.do(chromedp.KeyEvent(kb.ArrowUp))
+	b.do(chromedp.KeyEvent(kb.ArrowLeft))
+	b.do(chromedp.KeyEvent(kb.ArrowLeft))
+	b.wait(`document.activeElement === document.querySelector('#search')`)
+	b.wait(fmt.Sprintf(`document.querySelectorAll('ul.tiles').length === 1 && document.querySelectorAll('#results').length === 1 && document.querySelectorAll('a.tile').length === %d`, storage))
 	b.checkCSP()
 
 	// A phone's width: nothing wider than the window, on the list and on

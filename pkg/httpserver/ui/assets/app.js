@@ -408,6 +408,59 @@
   const TILE_CHUNK = 200;
   let renderGen = 0;
 
+  // Taking a tile out of the page costs about as much as laying out a
+  // screenful (Chromium tears down each of its nodes), so a change that
+  // leaves hundreds of tiles out (all 1,084 packages of a hub to a few)
+  // would spend most of its time removing them. Instead, a list losing
+  // more than a screenful is retired: a new, empty #results takes its
+  // place, and the old list, without its id, inert and not rendered
+  // (content-visibility: hidden, no height: nothing of it is drawn, laid
+  // out, focused or read out), is emptied in idle time and then removed.
+  // The tiles a change shows are moved out of it as they are put in the
+  // new list; the page's and tests' "#results li a.tile" are the tiles
+  // shown.
+  const RETIRE_OVER = FIRST_TILES;
+  const retired = [];
+  let sweeping = false;
+
+  function retireResults(old) {
+    const fresh = old.cloneNode(false);
+    old.removeAttribute("id");
+    old.classList.add("retired");
+    old.inert = true;
+    old.before(fresh);
+    retired.push(old);
+    if (!sweeping) {
+      sweeping = true;
+      idle(sweep);
+    }
+    return fresh;
+  }
+
+  function idle(fn) {
+    if (window.requestIdleCallback) requestIdleCallback(fn, { timeout: 500 });
+    else setTimeout(() => fn({ timeRemaining: () => 5, didTimeout: true }), 0);
+  }
+
+  // sweep empties the retired lists, a few milliseconds of idle time at a
+  // time, and removes them.
+  function sweep(deadline) {
+    const until = performance.now() + Math.min(Math.max(deadline.timeRemaining(), 2), 8);
+    while (retired.length) {
+      const ul = retired[0];
+      while (ul.lastChild) {
+        ul.removeChild(ul.lastChild);
+        if (performance.now() >= until) {
+          idle(sweep);
+          return;
+        }
+      }
+      ul.remove();
+      retired.shift();
+    }
+    sweeping = false;
+  }
+
   // applyFilters shows the matching tiles and updates every count; done,
   // when given, is called once every tile is in the page.
   //
@@ -457,9 +510,17 @@
       }
     }
     const gen = ++renderGen;
-    const results = $("results");
+    let results = $("results");
     const tm1 = performance.now();
-    results.replaceChildren(...shown.slice(0, FIRST_TILES).map(tileOf));
+    const first = shown.slice(0, FIRST_TILES).map(tileOf);
+    let staying = 0;
+    for (const li of first) if (li.parentNode === results) staying++;
+    if (results.childElementCount - staying > RETIRE_OVER) {
+      results = retireResults(results);
+      results.append(...first);
+    } else {
+      results.replaceChildren(...first);
+    }
     const tm2 = performance.now();
     let next = FIRST_TILES;
     const more = () => {
@@ -602,7 +663,7 @@
     // Back from a package: the focus goes to its tile, once in the page.
     const refocus = prev && prev.pkg && lastTile ? () => {
       const li = list.tiles.get(lastTile);
-      const a = li && li.isConnected ? li.querySelector("a") : null;
+      const a = li && li.parentNode === $("results") ? li.querySelector("a") : null;
       if (a) a.focus();
     } : null;
     if (list.loaded) {
@@ -1334,8 +1395,11 @@
       }
     });
     // Arrow keys move between tiles; "/" goes to the search box.
-    $("results").addEventListener("keydown", (ev) => {
+    // (On #browse: a change may put a new #results in place, see
+    // retireResults.)
+    $("browse").addEventListener("keydown", (ev) => {
       if (!["ArrowDown", "ArrowUp", "ArrowLeft", "ArrowRight"].includes(ev.key)) return;
+      if (!ev.target.closest || !ev.target.closest("#results")) return;
       const tiles = [...$("results").querySelectorAll("a.tile")];
       const i = tiles.indexOf(document.activeElement);
       if (i < 0) return;
