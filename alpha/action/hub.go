@@ -339,30 +339,10 @@ func (a *Hub) startHTTP(hub *httpserver.Hub, log *slog.Logger) (*webServer, erro
 		}
 		hsrv.TLSConfig = certs.TLSConfig()
 	}
-	lis := a.HTTPListener
-	if lis == nil {
-		var err error
-		if lis, err = net.Listen("tcp", a.HTTPAddr); err != nil {
-			return nil, fmt.Errorf("failed to listen on --http-addr: %w", err)
-		}
+	w, lis, scheme, err := listenAndServe(hsrv, a.HTTPListener, a.HTTPAddr, log)
+	if err != nil {
+		return nil, err
 	}
-	w := &webServer{srv: hsrv, served: make(chan error, 1), log: log}
-	scheme := "http"
-	if hsrv.TLSConfig != nil {
-		scheme = "https"
-	}
-	go func() {
-		var err error
-		if scheme == "https" {
-			err = hsrv.ServeTLS(lis, "", "")
-		} else {
-			err = hsrv.Serve(lis)
-		}
-		if errors.Is(err, http.ErrServerClosed) {
-			err = nil
-		}
-		w.served <- err
-	}()
 	log.Info("serving the hub over HTTP", "address", lis.Addr().String(), "scheme", scheme, "catalogs", len(a.Catalogs), "url", browseURL(scheme, a.HTTPAddr, lis.Addr()))
 	if a.OnServing != nil {
 		a.OnServing(lis.Addr())

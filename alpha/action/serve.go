@@ -299,29 +299,10 @@ func (s Serve) startHTTP(snap *cache.Snapshot, srv *server.Server, metrics *http
 		}
 		hsrv.TLSConfig = certs.TLSConfig()
 	}
-	lis := s.HTTPListener
-	if lis == nil {
-		if lis, err = net.Listen("tcp", s.HTTPAddr); err != nil {
-			return nil, fmt.Errorf("failed to listen on --http-addr: %w", err)
-		}
+	w, lis, scheme, err := listenAndServe(hsrv, s.HTTPListener, s.HTTPAddr, log)
+	if err != nil {
+		return nil, err
 	}
-	w := &webServer{srv: hsrv, served: make(chan error, 1), log: log}
-	scheme := "http"
-	if hsrv.TLSConfig != nil {
-		scheme = "https"
-	}
-	go func() {
-		var err error
-		if scheme == "https" {
-			err = hsrv.ServeTLS(lis, "", "")
-		} else {
-			err = hsrv.Serve(lis)
-		}
-		if errors.Is(err, http.ErrServerClosed) {
-			err = nil
-		}
-		w.served <- err
-	}()
 	log.Info("serving HTTP", "address", lis.Addr().String(), "scheme", scheme, "catalog", name, "url", browseURL(scheme, s.HTTPAddr, lis.Addr()))
 	return w, nil
 }
@@ -612,4 +593,34 @@ func (p *profiler) stop() {
 	if err := <-p.serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		p.log.Warn("pprof server", "error", err)
 	}
+}
+
+// listenAndServe serves hsrv (HTTPS when it has a TLS configuration) on
+// lis, or on a listener of addr when lis is nil, in a goroutine; the
+// webServer's served channel gets its end.
+func listenAndServe(hsrv *http.Server, lis net.Listener, addr string, log *slog.Logger) (*webServer, net.Listener, string, error) {
+	if lis == nil {
+		var err error
+		if lis, err = net.Listen("tcp", addr); err != nil {
+			return nil, nil, "", fmt.Errorf("failed to listen on --http-addr: %w", err)
+		}
+	}
+	w := &webServer{srv: hsrv, served: make(chan error, 1), log: log}
+	scheme := "http"
+	if hsrv.TLSConfig != nil {
+		scheme = "https"
+	}
+	go func() {
+		var err error
+		if scheme == "https" {
+			err = hsrv.ServeTLS(lis, "", "")
+		} else {
+			err = hsrv.Serve(lis)
+		}
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		w.served <- err
+	}()
+	return w, lis, scheme, nil
 }

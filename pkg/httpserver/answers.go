@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -90,16 +91,19 @@ var listParams = append([]string{"q", "limit"}, func() (fs []string) {
 	return fs
 }()...)
 
-func (s *Server) packages(w http.ResponseWriter, r *http.Request) {
-	if !onlyParams(w, r, listParams...) {
-		return
+// listQuery reads a package list's parameters (those of params): each
+// value at most maxQuery bytes, and the limit (-1: all). It answers 400
+// and returns false when one is wrong.
+func listQuery(w http.ResponseWriter, r *http.Request, params []string) (url.Values, int, bool) {
+	if !onlyParams(w, r, params...) {
+		return nil, 0, false
 	}
 	q := r.URL.Query()
 	for p, vs := range q {
 		for _, v := range vs {
 			if len(v) > maxQuery {
 				jsonError(w, r, http.StatusBadRequest, "%s is longer than %d bytes", p, maxQuery)
-				return
+				return nil, 0, false
 			}
 		}
 	}
@@ -110,9 +114,17 @@ func (s *Server) packages(w http.ResponseWriter, r *http.Request) {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxLimit {
 			jsonError(w, r, http.StatusBadRequest, "limit must be a number from 1 to %d, or all", maxLimit)
-			return
+			return nil, 0, false
 		}
 		limit = n
+	}
+	return q, limit, true
+}
+
+func (s *Server) packages(w http.ResponseWriter, r *http.Request) {
+	q, limit, ok := listQuery(w, r, listParams)
+	if !ok {
+		return
 	}
 	match := newFilter(q)
 	a := packagesAnswer{Catalog: s.opts.CatalogName, Packages: []pkgSummary{}}

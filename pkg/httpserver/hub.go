@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -789,28 +788,9 @@ type hubList struct {
 var hubListParams = append(slices.Clone(listParams), "catalog...")
 
 func (h *Hub) packages(w http.ResponseWriter, r *http.Request, wd *world) {
-	if !onlyParams(w, r, hubListParams...) {
+	q, limit, ok := listQuery(w, r, hubListParams)
+	if !ok {
 		return
-	}
-	q := r.URL.Query()
-	for p, vs := range q {
-		for _, v := range vs {
-			if len(v) > maxQuery {
-				jsonError(w, r, http.StatusBadRequest, "%s is longer than %d bytes", p, maxQuery)
-				return
-			}
-		}
-	}
-	limit := defaultLimit
-	if v := q.Get("limit"); v == "all" {
-		limit = -1
-	} else if v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxLimit {
-			jsonError(w, r, http.StatusBadRequest, "limit must be a number from 1 to %d, or all", maxLimit)
-			return
-		}
-		limit = n
 	}
 	match := newFilter(q)
 	cats := q["catalog"]
