@@ -355,29 +355,9 @@ func (res *resolution) subscription() (*variable, []*Entry, error) {
 			{kind: prohibited, msg: reason, words: res.notFound(nall, npkg, nch)},
 		}}, nil, nil
 	}
-	// The default channel first, then by channel name; each channel in
-	// its order.
-	slices.SortStableFunc(entries, func(a, b *Entry) int {
-		if a.Default != b.Default {
-			if a.Default {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.Channel, b.Channel)
-	})
-	var sorted []*Entry
-	for i := 0; i < len(entries); {
-		j := i
-		for j < len(entries) && entries[j].Channel == entries[i].Channel {
-			j++
-		}
-		ch, err := sortChannel(entries[i:j])
-		if err != nil {
-			return nil, nil, err
-		}
-		sorted = append(sorted, ch...)
-		i = j
+	sorted, err := channelOrder(entries)
+	if err != nil {
+		return nil, nil, err
 	}
 	var cands []*Entry
 	for _, o := range sorted {

@@ -212,6 +212,35 @@ func remember[K comparable, V any](r *Resolver, m map[K]V, k K, v V) V {
 // between two looks at the question's context.
 const checkEvery = 64
 
+// channelOrder orders a subscription's candidate entries as OLM tries
+// them: the default channel first, then by channel name; each channel in
+// its order (sortChannel). entries is sorted in place.
+func channelOrder(entries []*Entry) ([]*Entry, error) {
+	slices.SortStableFunc(entries, func(a, b *Entry) int {
+		if a.Default != b.Default {
+			if a.Default {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Channel, b.Channel)
+	})
+	var sorted []*Entry
+	for i := 0; i < len(entries); {
+		j := i
+		for j < len(entries) && entries[j].Channel == entries[i].Channel {
+			j++
+		}
+		ch, err := sortChannel(entries[i:j])
+		if err != nil {
+			return nil, err
+		}
+		sorted = append(sorted, ch...)
+		i = j
+	}
+	return sorted, nil
+}
+
 // sortChannel orders a channel's entries as OLM does: the replaces chain
 // from the head down, leaving out every entry another one skips. A
 // channel with no head, a cycle or more than one chain has no order.
