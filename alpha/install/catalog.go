@@ -211,29 +211,10 @@ func newBundle(bd *declcfg.Bundle) *Bundle {
 		}
 		prop := Property{Type: p.Type, Value: slices.Clone(p.Value)}
 		b.Properties = append(b.Properties, prop)
+		if b.addProvided(p.Type, p.Value) && p.Type == property.TypePackage && len(b.packages) == 1 {
+			b.Version = b.packages[0].Version
+		}
 		switch p.Type {
-		case property.TypePackage:
-			var v pkgProperty
-			if json.Unmarshal(p.Value, &v) == nil {
-				b.packages = append(b.packages, v)
-				if len(b.packages) == 1 {
-					b.Version = v.Version
-				}
-			}
-		case property.TypeGVK:
-			var v GVK
-			if json.Unmarshal(p.Value, &v) == nil {
-				b.gvks = append(b.gvks, v)
-			}
-		case typeLabel:
-			var v struct {
-				Label string `json:"label"`
-			}
-			if json.Unmarshal(p.Value, &v) == nil {
-				b.labels = append(b.labels, v.Label)
-			}
-		case typeDeprecated:
-			b.deprecated = true
 		case property.TypeGVKRequired:
 			// The API's dependency of type olm.gvk, read back.
 			var v GVK
@@ -262,6 +243,39 @@ func newBundle(bd *declcfg.Bundle) *Bundle {
 		b.version = &v
 	}
 	return b
+}
+
+// addProvided reads a property of what the bundle is or provides (its
+// packages, GVKs, labels, deprecation) into b, and says whether it read
+// one.
+func (b *Bundle) addProvided(typ string, value []byte) bool {
+	switch typ {
+	case property.TypePackage:
+		var v pkgProperty
+		if json.Unmarshal(value, &v) != nil {
+			return false
+		}
+		b.packages = append(b.packages, v)
+	case property.TypeGVK:
+		var v GVK
+		if json.Unmarshal(value, &v) != nil {
+			return false
+		}
+		b.gvks = append(b.gvks, v)
+	case typeLabel:
+		var v struct {
+			Label string `json:"label"`
+		}
+		if json.Unmarshal(value, &v) != nil {
+			return false
+		}
+		b.labels = append(b.labels, v.Label)
+	case typeDeprecated:
+		b.deprecated = true
+	default:
+		return false
+	}
+	return true
 }
 
 // Property types the resolver reads that alpha/property does not name.

@@ -2,13 +2,14 @@ package install
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/blang/semver/v4"
+
+	"github.com/fastopm/fastopm/alpha/property"
 )
 
 // A namespace resolved as OLM's catalog operator resolves it
@@ -152,29 +153,8 @@ func installedBundle(csv InstalledCSV) *Bundle {
 	b := &Bundle{Name: csv.Name}
 	for _, p := range csv.Properties {
 		b.Properties = append(b.Properties, p)
-		switch p.Type {
-		case "olm.package":
-			var v pkgProperty
-			if json.Unmarshal(p.Value, &v) == nil {
-				b.packages = append(b.packages, v)
-				if b.Package == "" {
-					b.Package = v.PackageName
-				}
-			}
-		case "olm.gvk":
-			var v GVK
-			if json.Unmarshal(p.Value, &v) == nil {
-				b.gvks = append(b.gvks, v)
-			}
-		case typeLabel:
-			var v struct {
-				Label string `json:"label"`
-			}
-			if json.Unmarshal(p.Value, &v) == nil {
-				b.labels = append(b.labels, v.Label)
-			}
-		case typeDeprecated:
-			b.deprecated = true
+		if b.addProvided(p.Type, p.Value) && p.Type == property.TypePackage && b.Package == "" {
+			b.Package = b.packages[len(b.packages)-1].PackageName
 		}
 	}
 	b.own = len(b.Properties)
