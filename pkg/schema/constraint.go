@@ -140,17 +140,9 @@ func (w *constraintWalk) object(i int, member func(key []byte, j int) (int, erro
 		if i, err = member(key, i); err != nil {
 			return i, err
 		}
-		i = skipWS(src, i)
-		if i >= len(src) {
-			return i, errSyntax
-		}
-		switch src[i] {
-		case ',':
-			i++
-		case '}':
-			return i + 1, nil
-		default:
-			return i, errSyntax
+		var done bool
+		if i, done, err = afterItem(src, i, '}'); err != nil || done {
+			return i, err
 		}
 	}
 }
@@ -186,19 +178,15 @@ func (w *constraintWalk) list(i int, key string) (int, error) {
 		}
 		w.lists = w.lists[:base]
 		w.path = w.path[:len(w.path)-1]
-		i = skipWS(src, i)
-		if i >= len(src) {
-			return i, errSyntax
+		next, done, err := afterItem(src, i, ']')
+		if err != nil {
+			return next, err
 		}
-		switch src[i] {
-		case ',':
-			i++
-		case ']':
-			w.lists = append(w.lists, span{start, i + 1})
-			return i + 1, nil
-		default:
-			return i, errSyntax
+		if done {
+			w.lists = append(w.lists, span{start, next})
+			return next, nil
 		}
+		i = next
 	}
 }
 
@@ -324,18 +312,11 @@ func cutConstraints(blob []byte) []byte {
 				}
 				lists = append(lists, w.lists...)
 			}
-			j = skipWS(blob, end)
-			if j >= len(blob) {
-				return j, errSyntax
+			next, done, err := afterItem(blob, end, ']')
+			if err != nil || done {
+				return next, err
 			}
-			switch blob[j] {
-			case ',':
-				j++
-			case ']':
-				return j + 1, nil
-			default:
-				return j, errSyntax
-			}
+			j = next
 		}
 	})
 	if err != nil || len(lists) == 0 {

@@ -137,18 +137,11 @@ func forEachProperty(blob []byte, fn func(index, start, end int)) {
 				return end, err
 			}
 			fn(n, start, end)
-			j = skipWS(blob, end)
-			if j >= len(blob) {
-				return j, errSyntax
+			next, done, err := afterItem(blob, end, ']')
+			if err != nil || done {
+				return next, err
 			}
-			switch blob[j] {
-			case ',':
-				j++
-			case ']':
-				return j + 1, nil
-			default:
-				return j, errSyntax
-			}
+			j = next
 		}
 	})
 }

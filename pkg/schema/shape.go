@@ -142,6 +142,23 @@ func word(dst, src []byte, i int, w string) ([]byte, int, error) {
 	return append(dst, w...), i + len(w), nil
 }
 
+// afterItem reads what follows an array element or an object member at
+// i: a comma, more follow, or closing, the end (done); next is the
+// position after either.
+func afterItem(src []byte, i int, closing byte) (next int, done bool, err error) {
+	i = skipWS(src, i)
+	if i >= len(src) {
+		return i, false, errSyntax
+	}
+	switch src[i] {
+	case ',':
+		return i + 1, false, nil
+	case closing:
+		return i + 1, true, nil
+	}
+	return i, false, errSyntax
+}
+
 func skipWS(src []byte, i int) int {
 	for i < len(src) {
 		switch src[i] {
