@@ -228,30 +228,6 @@ func (p andPredicate) key() string { return "all(" + join(p, predicate.key, ",")
 func (p orPredicate) key() string  { return "any(" + join(p, predicate.key, ",") + ")" }
 func (p notPredicate) key() string { return "not(" + join(p, predicate.key, ",") + ")" }
 
-// The olm.constraint value (operator-framework/api, pkg/constraints).
-type olmConstraint struct {
-	FailureMessage string `json:"failureMessage,omitempty"`
-	Cel            *struct {
-		Rule string `json:"rule"`
-	} `json:"cel,omitempty"`
-	Package *struct {
-		PackageName  string `json:"packageName"`
-		VersionRange string `json:"versionRange"`
-	} `json:"package,omitempty"`
-	GVK *struct {
-		Group   string `json:"group"`
-		Kind    string `json:"kind"`
-		Version string `json:"version"`
-	} `json:"gvk,omitempty"`
-	All *compound `json:"all,omitempty"`
-	Any *compound `json:"any,omitempty"`
-	Not *compound `json:"not,omitempty"`
-}
-
-type compound struct {
-	Constraints []olmConstraint `json:"constraints"`
-}
-
 // maxConstraintSize is OLM's bound on an olm.constraint value.
 const maxConstraintSize = 2 << 16
 
@@ -300,7 +276,7 @@ func (c *compiler) property(p Property) (predicate, error) {
 		if len(p.Value) > maxConstraintSize {
 			return nil, fmt.Errorf("parse olm.constraint: olm.constraint value is greater than max constraint size %d bytes", maxConstraintSize)
 		}
-		var oc olmConstraint
+		var oc property.Constraint
 		d := json.NewDecoder(bytes.NewReader(p.Value))
 		d.DisallowUnknownFields()
 		if err := d.Decode(&oc); err != nil {
@@ -351,7 +327,7 @@ var errEmptyConstraint = errors.New("constraint is empty")
 
 // constraint converts an olm.constraint; the first kind set wins, in
 // OLM's order: gvk, package, all, any, not, cel.
-func (c *compiler) constraint(oc olmConstraint) (predicate, error) {
+func (c *compiler) constraint(oc property.Constraint) (predicate, error) {
 	switch {
 	case oc.GVK != nil:
 		return gvkPredicate{Group: oc.GVK.Group, Version: oc.GVK.Version, Kind: oc.GVK.Kind}, nil
@@ -387,7 +363,7 @@ func (c *compiler) constraint(oc olmConstraint) (predicate, error) {
 	return nil, errEmptyConstraint
 }
 
-func (c *compiler) constraints(ocs []olmConstraint) ([]predicate, error) {
+func (c *compiler) constraints(ocs []property.Constraint) ([]predicate, error) {
 	out := make([]predicate, len(ocs))
 	for i, oc := range ocs {
 		q, err := c.constraint(oc)

@@ -14,6 +14,7 @@ import (
 	celparser "github.com/google/cel-go/parser"
 
 	"github.com/fastopm/fastopm/alpha/declcfg"
+	"github.com/fastopm/fastopm/alpha/property"
 )
 
 // OLM's own limits on olm.constraint values.
@@ -49,31 +50,6 @@ const (
 	maxCELCodePoints  = 100_000
 	maxCELDepth       = 250
 )
-
-// olmConstraint is an olm.constraint value as OLM decodes it
-// (operator-framework/api v0.45.0, constraints.Constraint).
-type olmConstraint struct {
-	FailureMessage string `json:"failureMessage,omitempty"`
-	Cel            *struct {
-		Rule string `json:"rule"`
-	} `json:"cel,omitempty"`
-	Package *struct {
-		PackageName  string `json:"packageName"`
-		VersionRange string `json:"versionRange"`
-	} `json:"package,omitempty"`
-	GVK *struct {
-		Group   string `json:"group"`
-		Kind    string `json:"kind"`
-		Version string `json:"version"`
-	} `json:"gvk,omitempty"`
-	All *olmCompound `json:"all,omitempty"`
-	Any *olmCompound `json:"any,omitempty"`
-	Not *olmCompound `json:"not,omitempty"`
-}
-
-type olmCompound struct {
-	Constraints []olmConstraint `json:"constraints"`
-}
 
 // celVerdicts memoizes what cel-go's parser says of the rules it was
 // given, by rule: "" when within its limits.
@@ -155,7 +131,7 @@ func (c *Checker) constraintRefusals(value []byte, steps []declcfg.PathStep) []F
 			"%s is an olm.constraint value of %d bytes; OLM refuses it: it reads olm.constraint values of at most %d bytes (operator-framework/api's constraints.Parse)",
 			name, len(value), maxConstraintSize)}}
 	}
-	var oc olmConstraint
+	var oc property.Constraint
 	d := json.NewDecoder(bytes.NewReader(value))
 	d.DisallowUnknownFields()
 	if err := d.Decode(&oc); err != nil {
@@ -179,11 +155,11 @@ func (c *Checker) constraintRefusals(value []byte, steps []declcfg.PathStep) []F
 // celRefusals appends the findings of the cel rules OLM compiles in the
 // constraint at steps: those of the constraints whose first kind, in
 // OLM's order (gvk, package, all, any, not, cel), is cel.
-func (c *Checker) celRefusals(oc *olmConstraint, steps []declcfg.PathStep, out *[]Finding) {
+func (c *Checker) celRefusals(oc *property.Constraint, steps []declcfg.PathStep, out *[]Finding) {
 	if len(*out) >= maxNestedReported {
 		return
 	}
-	var list []olmConstraint
+	var list []property.Constraint
 	var key string
 	switch {
 	case oc.GVK != nil, oc.Package != nil:
