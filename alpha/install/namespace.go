@@ -592,14 +592,6 @@ func (res *nsResolution) nsProblem() *problem {
 		byID[id] = p.add(v)
 	}
 	res.invariants(p, byID)
-	for _, v := range p.vars {
-		for i := range v.cons {
-			c := &v.cons[i]
-			c.ids = make([]int, len(c.targets))
-			for j, id := range c.targets {
-				c.ids[j] = byID[id]
-			}
-		}
-	}
+	p.link(byID)
 	return p
 }

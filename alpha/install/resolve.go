@@ -476,16 +476,7 @@ func (res *resolution) problem(sub *variable) *problem {
 		byID[id] = p.add(v)
 	}
 	res.invariants(p, byID)
-	// Identifiers to indexes.
-	for _, v := range p.vars {
-		for i := range v.cons {
-			c := &v.cons[i]
-			c.ids = make([]int, len(c.targets))
-			for j, id := range c.targets {
-				c.ids[j] = byID[id]
-			}
-		}
-	}
+	p.link(byID)
 	return p
 }
 

@@ -76,6 +76,20 @@ func (p *problem) add(v *variable) int {
 	return len(p.vars) - 1
 }
 
+// link turns every constraint's targets, OLM's identifiers, into indexes
+// of p's variables (byID: each identifier's index).
+func (p *problem) link(byID map[string]int) {
+	for _, v := range p.vars {
+		for i := range v.cons {
+			c := &v.cons[i]
+			c.ids = make([]int, len(c.targets))
+			for j, id := range c.targets {
+				c.ids[j] = byID[id]
+			}
+		}
+	}
+}
+
 // applied is a constraint of a variable.
 type applied struct {
 	v int
