@@ -139,18 +139,15 @@ func (u *unpacker) layerInTurn(ctx context.Context, l v1.Layer, turn <-chan stru
 		}
 	}
 	for {
-		hdr, err := tr.Next()
+		hdr, err := nextHeader(ctx, tr)
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		if errors.Is(err, tar.ErrInsecurePath) && hdr != nil {
-			err = nil // GODEBUG=tarinsecurepath=0; entry() judges names itself
-		}
 		if err != nil {
 			if ctx.Err() != nil {
-				return ctx.Err()
+				return err
 			}
-			return layerErr(fmt.Errorf("read tar: %w", err))
+			return layerErr(err)
 		}
 		if !active && myTurn() {
 			if err := start(); err != nil {
@@ -307,4 +304,22 @@ func (a appender) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// nextHeader is tr.Next for unpacking: io.EOF at the end; an insecure
+// name is no error (GODEBUG=tarinsecurepath=0; entry() judges names
+// itself); when reading fails, ctx's error if it is done first.
+func nextHeader(ctx context.Context, tr *tar.Reader) (*tar.Header, error) {
+	hdr, err := tr.Next()
+	switch {
+	case errors.Is(err, io.EOF):
+		return nil, io.EOF
+	case errors.Is(err, tar.ErrInsecurePath) && hdr != nil:
+		return hdr, nil
+	case err != nil && ctx.Err() != nil:
+		return nil, ctx.Err()
+	case err != nil:
+		return nil, fmt.Errorf("read tar: %w", err)
+	}
+	return hdr, nil
 }

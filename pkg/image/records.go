@@ -193,18 +193,12 @@ func (r *layerRecords) record(ctx context.Context, u *unpacker, l v1.Layer, d v1
 	r2 := &ctxReader{ctx: ctx, r: rc}
 	tr := tar.NewReader(r2)
 	for {
-		hdr, err := tr.Next()
+		hdr, err := nextHeader(ctx, tr)
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		if errors.Is(err, tar.ErrInsecurePath) && hdr != nil {
-			err = nil // GODEBUG=tarinsecurepath=0; entry() judges names itself
-		}
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, fmt.Errorf("read tar: %w", err)
+			return nil, err
 		}
 		if hdr.Typeflag == tar.TypeXGlobalHeader {
 			continue // entry() ignores it
