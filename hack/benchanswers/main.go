@@ -35,6 +35,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/fastopm/fastopm/internal/procstat"
 )
 
 func main() {
@@ -119,21 +121,8 @@ func start(opm, catalog string) (*server, error) {
 // rss is the server's resident memory in MiB (VmRSS), hwm its peak
 // (VmHWM).
 func (s *server) mem() (rss, hwm float64) {
-	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.pid))
-	for line := range strings.Lines(string(b)) {
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		kb, _ := strconv.ParseFloat(f[1], 64)
-		switch f[0] {
-		case "VmRSS:":
-			rss = kb / 1024
-		case "VmHWM:":
-			hwm = kb / 1024
-		}
-	}
-	return rss, hwm
+	st, _ := procstat.Status(s.pid)
+	return float64(st["VmRSS"]) / 1024, float64(st["VmHWM"]) / 1024
 }
 
 // cpu is the server's user and system CPU time.

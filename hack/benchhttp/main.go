@@ -33,8 +33,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -43,6 +41,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/fastopm/fastopm/internal/procstat"
 	"github.com/fastopm/fastopm/pkg/api"
 )
 
@@ -494,22 +493,9 @@ func httpGet(ctx context.Context, c *http.Client, u string, want int64) (int64, 
 
 // memory reads VmRSS and VmHWM of a process, in bytes.
 func memory(pid int) (rss, hwm int64, err error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	st, err := procstat.Status(pid)
 	if err != nil {
 		return 0, 0, err
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		v, _ := strconv.ParseInt(f[1], 10, 64)
-		switch f[0] {
-		case "VmRSS:":
-			rss = v << 10
-		case "VmHWM:":
-			hwm = v << 10
-		}
-	}
-	return rss, hwm, nil
+	return st["VmRSS"] << 10, st["VmHWM"] << 10, nil
 }

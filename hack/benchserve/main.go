@@ -18,7 +18,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -44,6 +43,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/stats"
 
+	"github.com/fastopm/fastopm/internal/procstat"
 	"github.com/fastopm/fastopm/pkg/api"
 )
 
@@ -350,32 +350,11 @@ func (received) HandleConn(context.Context, stats.ConnStats)                    
 
 // memory reads VmRSS, VmHWM and RssAnon (KiB) from /proc/PID/status.
 func memory(pid int) (rss, hwm, anon int64, err error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	st, err := procstat.Status(pid)
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok {
-			continue
-		}
-		fields := strings.Fields(v)
-		if len(fields) == 0 {
-			continue
-		}
-		n, _ := strconv.ParseInt(fields[0], 10, 64)
-		switch k {
-		case "VmRSS":
-			rss = n
-		case "VmHWM":
-			hwm = n
-		case "RssAnon":
-			anon = n
-		}
-	}
-	return rss, hwm, anon, sc.Err()
+	return st["VmRSS"], st["VmHWM"], st["RssAnon"], nil
 }
 
 // cpuTime reads the user and system CPU time of a process from

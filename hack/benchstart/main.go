@@ -16,7 +16,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"flag"
 	"fmt"
@@ -26,7 +25,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -36,6 +34,8 @@ import (
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/fastopm/fastopm/internal/procstat"
 )
 
 func main() {
@@ -193,35 +193,11 @@ func sampled(opm string, args ...string) (sample, error) {
 // status reads RssAnon, RssFile, VmRSS and VmHWM (KiB) from
 // /proc/PID/status.
 func status(pid int) (sample, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	st, err := procstat.Status(pid)
 	if err != nil {
 		return sample{}, err
 	}
-	defer f.Close()
-	var s sample
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok {
-			continue
-		}
-		fields := strings.Fields(v)
-		if len(fields) == 0 {
-			continue
-		}
-		n, _ := strconv.ParseInt(fields[0], 10, 64)
-		switch k {
-		case "RssAnon":
-			s.anon = n
-		case "RssFile":
-			s.file = n
-		case "VmRSS":
-			s.rss = n
-		case "VmHWM":
-			s.hwm = n
-		}
-	}
-	return s, sc.Err()
+	return sample{anon: st["RssAnon"], file: st["RssFile"], rss: st["VmRSS"], hwm: st["VmHWM"]}, nil
 }
 
 // waitServing polls the health service until it answers SERVING.
