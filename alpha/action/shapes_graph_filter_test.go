@@ -21,11 +21,7 @@ import (
 func writeShape(t testing.TB, s shapecat.Shape, n int) string {
 	t.Helper()
 	dir := t.TempDir()
-	file := filepath.Join(dir, filepath.FromSlash(shapecat.File))
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(file, s.Bytes(n), 0o644); err != nil {
+	if err := s.WriteDir(dir, n); err != nil {
 		t.Fatal(err)
 	}
 	return dir

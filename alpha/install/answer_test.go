@@ -1,15 +1,15 @@
 package install
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fastopm/fastopm/internal/testutil"
 )
 
 // chainCatalog is package p0 depending on p1, ..., p(n-1) on pn, one
@@ -62,30 +62,6 @@ func treeDepth(n *Node) int {
 		d = max(d, 1+treeDepth(e.Provider))
 	}
 	return d
-}
-
-// jsonNesting is how deep a JSON text nests, read by encoding/json's
-// tokenizer.
-func jsonNesting(t *testing.T, b []byte) int {
-	t.Helper()
-	dec := json.NewDecoder(bytes.NewReader(b))
-	depth, deepest := 0, 0
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			return deepest
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch tok {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-			deepest = max(deepest, depth)
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-		}
-	}
 }
 
 // TestAnswerDeepChain: a chain of 300 dependencies is answered in text
@@ -171,7 +147,7 @@ func TestAnswerDeepChain(t *testing.T) {
 	}
 	// Three levels for each dependency to MaxDepth, 8 deep, and the
 	// answer's own (Python reads 1000).
-	if d := jsonNesting(t, j); d > 3*8+6 {
+	if d := testutil.JSONDepth(t, j); d > 3*8+6 {
 		t.Errorf("the JSON nests %d deep", d)
 	}
 	var back Answer
@@ -288,7 +264,7 @@ func TestAnswerDeepPropertyValue(t *testing.T) {
 		value := a.Tree.Dependencies[0].Property.Value
 		var s string
 		deep := json.Unmarshal(value, &s) == nil
-		if d := jsonNesting(t, j); d > 3*8+6+64 || deep != (levels == 300) {
+		if d := testutil.JSONDepth(t, j); d > 3*8+6+64 || deep != (levels == 300) {
 			t.Errorf("%d levels: the answer nests %d deep; the value is a string: %v", levels, d, deep)
 		}
 		if deep && !sameJSON([]byte(s), []byte(inner)) {

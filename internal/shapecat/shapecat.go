@@ -18,6 +18,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing/fstest"
@@ -273,4 +275,14 @@ func wideSkipRanges(w *writer, n int) {
 	for i := range n {
 		w.blob(bundleBlob(i))
 	}
+}
+
+// WriteDir writes the shape's catalog with size n under dir (dir/File),
+// making the directories it needs.
+func (s Shape) WriteDir(dir string, n int) error {
+	file := filepath.Join(dir, filepath.FromSlash(File))
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(file, s.Bytes(n), 0o644)
 }

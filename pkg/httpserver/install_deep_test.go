@@ -1,19 +1,16 @@
 package httpserver_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/fastopm/fastopm/alpha/install"
 	"github.com/fastopm/fastopm/internal/shapecat"
+	"github.com/fastopm/fastopm/internal/testutil"
 	"github.com/fastopm/fastopm/pkg/httpserver"
 )
 
@@ -26,33 +23,10 @@ func deepChainDir(t *testing.T) string {
 	t.Helper()
 	s, _ := shapecat.LookupAny("dep-chain")
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "catalog.json"), s.Bytes(chainLength), 0o644); err != nil {
+	if err := s.WriteDir(dir, chainLength); err != nil {
 		t.Fatal(err)
 	}
 	return dir
-}
-
-// jsonNesting is how deep a JSON text nests.
-func jsonNesting(t *testing.T, b []byte) int {
-	t.Helper()
-	dec := json.NewDecoder(bytes.NewReader(b))
-	depth, deepest := 0, 0
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			return deepest
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch tok {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-			deepest = max(deepest, depth)
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-		}
-	}
 }
 
 // TestInstallDeepChain: /api/v1/install answers a chain of 300
@@ -64,7 +38,7 @@ func TestInstallDeepChain(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("%d %s", resp.StatusCode, body)
 	}
-	if d := jsonNesting(t, body); d > 40 {
+	if d := testutil.JSONDepth(t, body); d > 40 {
 		t.Errorf("the answer nests %d deep", d)
 	}
 	var a install.Answer

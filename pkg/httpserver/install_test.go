@@ -2,8 +2,6 @@ package httpserver_test
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -100,11 +98,7 @@ func TestInstallConcurrent(t *testing.T) {
 func TestInstallUndecided(t *testing.T) {
 	dir := t.TempDir()
 	s, _ := shapecat.LookupAny("pigeonhole")
-	file := filepath.Join(dir, filepath.FromSlash(shapecat.File))
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(file, s.Bytes(3), 0o644); err != nil {
+	if err := s.WriteDir(dir, 3); err != nil {
 		t.Fatal(err)
 	}
 	ts := newTestServerOpts(t, snapshotDir(t, dir), httpserver.Options{CatalogName: "hostile", Budget: time.Nanosecond})

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,11 +19,7 @@ func writeShape(t *testing.T, name string, n int) string {
 		t.Fatalf("no shape %s", name)
 	}
 	dir := filepath.Join(t.TempDir(), name)
-	file := filepath.Join(dir, filepath.FromSlash(shapecat.File))
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(file, s.Bytes(n), 0o644); err != nil {
+	if err := s.WriteDir(dir, n); err != nil {
 		t.Fatal(err)
 	}
 	return dir

@@ -1,11 +1,8 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,37 +18,10 @@ func depChain(t *testing.T, n int) string {
 	t.Helper()
 	s, _ := shapecat.LookupAny("dep-chain")
 	dir := filepath.Join(t.TempDir(), "dep-chain")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "catalog.json"), s.Bytes(n), 0o644); err != nil {
+	if err := s.WriteDir(dir, n); err != nil {
 		t.Fatal(err)
 	}
 	return dir
-}
-
-// jsonDepth is how deep a JSON text nests, read by encoding/json's
-// tokenizer.
-func jsonDepth(t *testing.T, b []byte) int {
-	t.Helper()
-	dec := json.NewDecoder(bytes.NewReader(b))
-	depth, deepest := 0, 0
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			return deepest
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch tok {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-			deepest = max(deepest, depth)
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-		}
-	}
 }
 
 // checkDeepChain asks what a new Subscription to the dep-chain of n
@@ -87,7 +57,7 @@ func checkDeepChain(t *testing.T, n, maxBytes int) int {
 	if len(out) > 10*maxBytes {
 		t.Errorf("n=%d: %d bytes of JSON, more than %d", n, len(out), 10*maxBytes)
 	}
-	if d := jsonDepth(t, []byte(out)); d > 40 {
+	if d := testutil.JSONDepth(t, []byte(out)); d > 40 {
 		t.Errorf("n=%d: the JSON nests %d deep", n, d)
 	}
 	var a install.Answer
