@@ -24,9 +24,10 @@ BENCH_RUNS    ?= 5
 
 all: build
 
-## build: static opm, grpc_health_probe and opm-graphviz binaries in bin/
+## build: static opm (lean), opm-full, grpc_health_probe and opm-graphviz binaries in bin/
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/opm ./cmd/opm
+	CGO_ENABLED=0 $(GO) build -trimpath -tags opm_lean -ldflags '$(LDFLAGS)' -o $(BIN)/opm ./cmd/opm
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/opm-full ./cmd/opm
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/grpc_health_probe ./cmd/grpc_health_probe
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/opm-graphviz ./cmd/opm-graphviz
 

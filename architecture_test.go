@@ -148,6 +148,46 @@ func TestOpmLinksNoGraphviz(t *testing.T) {
 	}
 }
 
+// leanLeavesOut are the packages the lean opm (built with the opm_lean
+// tag: make build's bin/opm, what catalog pods run) must not link, as
+// prefixes: their initializers would run at every start of serve and
+// validate (alpha/action/full.go, docs/performance.md). opm-full, the
+// same command built without the tag, links them.
+var leanLeavesOut = []string{
+	"k8s.io/api/", "k8s.io/client-go/", "k8s.io/apiextensions-apiserver/", "k8s.io/apimachinery/pkg/runtime",
+	"k8s.io/klog", "sigs.k8s.io/crdify/", "github.com/operator-framework/api/",
+	"github.com/google/cel-go/cel", "github.com/google/cel-go/interpreter", "github.com/go-air/gini",
+	"github.com/yuin/goldmark", "github.com/microcosm-cc/bluemonday", "github.com/prometheus/",
+	module + "pkg/httpserver", module + "pkg/configmap", module + "pkg/markdown", module + "alpha/cluster",
+	module + "alpha/install", module + "alpha/crdsafety", module + "alpha/updates", module + "alpha/olmv1",
+}
+
+// TestLeanLinks: the lean opm links none of leanLeavesOut, and opm-full
+// links each (so that the list names what the split is about).
+func TestLeanLinks(t *testing.T) {
+	t.Parallel()
+	deps := func(tags ...string) []string {
+		args := append(append([]string{"list", "-deps"}, tags...), "./cmd/opm")
+		out, err := exec.Command("go", args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return strings.Fields(string(out))
+	}
+	linked := func(deps []string, prefix string) bool {
+		return slices.ContainsFunc(deps, func(d string) bool { return strings.HasPrefix(d, prefix) })
+	}
+	lean, full := deps("-tags", "opm_lean"), deps()
+	for _, p := range leanLeavesOut {
+		if linked(lean, p) {
+			t.Errorf("the lean opm links %s", p)
+		}
+		if !linked(full, p) {
+			t.Errorf("opm-full does not link %s: take it off leanLeavesOut", p)
+		}
+	}
+}
+
 // TestArchitectureDoc keeps docs/architecture.md's table of layers equal to
 // layers, row by row, and checks that the doc names every package under
 // internal/ (test support, outside the layers).

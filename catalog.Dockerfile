@@ -1,4 +1,4 @@
-# The opm image: the static opm, grpc_health_probe and opm-graphviz binaries on a
+# The opm image: the static opm, opm-full, grpc_health_probe and opm-graphviz binaries on a
 # distroless base, run as a non-root user. It is the base and builder image
 # that `opm generate dockerfile` and `opm generate image` build catalog
 # images on.
@@ -20,6 +20,10 @@ COPY bin/grpc_health_probe /bin/grpc_health_probe
 # Graphviz for the SVG drawings (render-graph -o svg, the HTTP side's
 # graph.svg), a program of its own so that opm starts without it.
 COPY bin/opm-graphviz /bin/opm-graphviz
+# The opm that links every package: the lean /bin/opm runs it for the
+# commands it leaves out (serve --http-addr, query, diff, hub, ...), so
+# that serve and validate start small (docs/performance.md).
+COPY bin/opm-full /bin/opm-full
 
 # distroless's "nonroot" user (it has an /etc/passwd line there), given by
 # number so that Kubernetes' runAsNonRoot can check it.

@@ -161,7 +161,7 @@ func TestCatalogDockerfile(t *testing.T) {
 	default:
 		t.Errorf("base image %q, want distroless static or scratch", from)
 	}
-	for _, d := range []string{"/bin/opm", "/bin/grpc_health_probe"} {
+	for _, d := range []string{"/bin/opm", "/bin/opm-full", "/bin/grpc_health_probe"} {
 		if !dests[d] {
 			t.Errorf("nothing is copied to %s", d)
 		}
@@ -173,6 +173,30 @@ func TestCatalogDockerfile(t *testing.T) {
 	var ep []string
 	if err := json.Unmarshal([]byte(entrypoint), &ep); err != nil || len(ep) != 1 || ep[0] != "/bin/opm" {
 		t.Errorf(`ENTRYPOINT %s, want ["/bin/opm"]`, entrypoint)
+	}
+
+	// /bin/opm is the lean opm, which runs /bin/opm-full for the
+	// commands it leaves out (alpha/action/full.go).
+	makefile, err := os.ReadFile("Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		out  string
+		lean bool
+	}{{"-o $(BIN)/opm ./cmd/opm", true}, {"-o $(BIN)/opm-full ./cmd/opm", false}} {
+		found := false
+		for _, line := range strings.Split(string(makefile), "\n") {
+			if strings.HasSuffix(line, tc.out) {
+				found = true
+				if lean := strings.Contains(line, "-tags opm_lean"); lean != tc.lean {
+					t.Errorf("Makefile %q: built with the opm_lean tag %v, want %v", strings.TrimSpace(line), lean, tc.lean)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("the Makefile has no line ending %q", tc.out)
+		}
 	}
 
 	// The build context keeps exactly what the Dockerfile copies.

@@ -4,9 +4,12 @@
 #   fmt        gofmt -l over every .go file outside testdata/
 #   vet        go vet ./...
 #   lint       staticcheck, pinned below and fetched through the module proxy
+#   lean       the lean opm (-tags opm_lean: make build's bin/opm) builds
+#              and passes staticcheck; its packages' tests are the
+#              full build's, so their test files are left out
 #   generated  pkg/api is what hack/generate.sh makes of proto/
 #
-# Usage: hack/verify.sh [CHECK...]   (all four when none is named; wired as
+# Usage: hack/verify.sh [CHECK...]   (all five when none is named; wired as
 # `make verify`, `make fmt`, `make vet`, `make lint`, `make check-generated`)
 set -euo pipefail
 
@@ -31,13 +34,20 @@ check_lint() { go run "${STATICCHECK}" ./...; }
 
 check_generated() { ./hack/generate.sh --check; }
 
+# Only cmd/opm and alpha/action have files that differ in the lean build
+# (alpha/action/full.go).
+check_lean() {
+	go build -tags opm_lean -o /dev/null ./cmd/opm
+	go run "${STATICCHECK}" -tags opm_lean -tests=false ./cmd/opm/... ./alpha/action/...
+}
+
 checks=("$@")
-[[ ${#checks[@]} -gt 0 ]] || checks=(fmt vet lint generated)
+[[ ${#checks[@]} -gt 0 ]] || checks=(fmt vet lint lean generated)
 for c in "${checks[@]}"; do
 	case "${c}" in
-	fmt | vet | lint | generated) ;;
+	fmt | vet | lint | lean | generated) ;;
 	*)
-		echo "verify.sh: unknown check ${c}; want fmt, vet, lint or generated" >&2
+		echo "verify.sh: unknown check ${c}; want fmt, vet, lint, lean or generated" >&2
 		exit 2
 		;;
 	esac

@@ -1,3 +1,5 @@
+//go:build !opm_lean
+
 package action
 
 import (

@@ -1,3 +1,5 @@
+//go:build !opm_lean
+
 package action
 
 import (
@@ -58,13 +60,6 @@ type FilterSummary struct {
 
 func (s FilterSummary) String() string {
 	return fmt.Sprintf("kept %s, %s, %s", plural(s.Packages, "package"), plural(s.Channels, "channel"), plural(s.Bundles, "bundle"))
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // Run filters the catalog. The result is checked as a catalog before

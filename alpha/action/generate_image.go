@@ -118,6 +118,12 @@ func (g GenerateImage) opmBase(ctx context.Context) (*catalogimage.Image, error)
 	if gv := filepath.Join(dir, "opm-graphviz"); fileExists(gv) {
 		b.Graphviz = gv
 	}
+	if Lean {
+		// The image's lean opm runs opm-full for serve --http-addr.
+		if b.Full, err = FindFull(self); err != nil {
+			return nil, fmt.Errorf("this lean opm's image needs opm-full, which serve --http-addr runs: %w; or pass --base-image", err)
+		}
+	}
 	return b.Image(ctx)
 }
 

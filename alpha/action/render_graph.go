@@ -213,3 +213,11 @@ func loadGraphRef(ctx context.Context, bld *graph.Builder, ref string, sources S
 	}
 	return nil
 }
+
+// plural is "1 what" or "N whats".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}

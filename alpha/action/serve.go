@@ -11,19 +11,15 @@ import (
 	"net"
 	"net/http"
 	httppprof "net/http/pprof"
-	"net/url"
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/fastopm/fastopm/alpha/declcfg"
 	"github.com/fastopm/fastopm/pkg/cache"
-	"github.com/fastopm/fastopm/pkg/httpserver"
 	"github.com/fastopm/fastopm/pkg/server"
 	"github.com/fastopm/fastopm/pkg/version"
 )
@@ -180,13 +176,14 @@ func (s Serve) Run(ctx context.Context) (err error) {
 		}
 	}
 	var (
-		metrics *httpserver.Metrics
-		sopts   = server.Options{Logger: log}
+		side  *httpSide
+		sopts = server.Options{Logger: log}
 	)
 	if s.httpOn() {
-		metrics = httpserver.NewMetrics()
-		sopts.Unary = append(sopts.Unary, metrics.Unary())
-		sopts.Stream = append(sopts.Stream, metrics.Stream())
+		if side, err = newHTTPSide(&sopts); err != nil {
+			lis.Close()
+			return err
+		}
 	}
 	srv, err := server.New(snap, sopts)
 	if err != nil {
@@ -194,9 +191,8 @@ func (s Serve) Run(ctx context.Context) (err error) {
 		return err
 	}
 	var web *webServer
-	if s.httpOn() {
-		metrics.InitializeGRPC(srv.GRPC)
-		if web, err = s.startHTTP(snap, srv, metrics, log); err != nil {
+	if side != nil {
+		if web, err = side.start(s, snap, srv, log); err != nil {
 			lis.Close()
 			return err
 		}
@@ -208,8 +204,8 @@ func (s Serve) Run(ctx context.Context) (err error) {
 	prof.stopCapture()
 	log.Info("serving registry", "port", portOf(lis.Addr()), "packages", len(snap.Index.Packages),
 		"bundles", len(snap.Index.Bundles), "startup", time.Since(start).Round(time.Millisecond))
-	if metrics != nil {
-		metrics.SetLoadTime(time.Since(start))
+	if side != nil {
+		side.loaded(time.Since(start))
 	}
 	if s.OnServing != nil {
 		s.OnServing(lis.Addr())
@@ -271,40 +267,11 @@ func (s Serve) checkFlags() error {
 
 func (s Serve) httpOn() bool { return s.HTTPAddr != "" || s.HTTPListener != nil }
 
-// webServer is the HTTP side of serve (pkg/httpserver).
+// webServer is an HTTP server that serve or hub started (pkg/httpserver).
 type webServer struct {
 	srv    *http.Server
 	served chan error
 	log    *slog.Logger
-}
-
-// startHTTP starts serving the catalog over HTTP beside gRPC.
-func (s Serve) startHTTP(snap *cache.Snapshot, srv *server.Server, metrics *httpserver.Metrics, log *slog.Logger) (*webServer, error) {
-	name := s.HTTPCatalogName
-	if name == "" {
-		name = defaultCatalogName(s.CatalogDir)
-	}
-	hs, err := httpserver.New(snap, httpserver.Options{CatalogName: name, Ready: srv.Health.Serving, Metrics: metrics, Logger: log})
-	if err != nil {
-		return nil, fmt.Errorf("--http-catalog-name: %w", err)
-	}
-	hsrv := hs.HTTPServer()
-	if (s.HTTPTLSCert == "") != (s.HTTPTLSKey == "") {
-		return nil, errors.New("--http-tls-cert and --http-tls-key must be given together")
-	}
-	if s.HTTPTLSCert != "" {
-		certs, err := httpserver.NewCertReloader(s.HTTPTLSCert, s.HTTPTLSKey)
-		if err != nil {
-			return nil, err
-		}
-		hsrv.TLSConfig = certs.TLSConfig()
-	}
-	w, lis, scheme, err := listenAndServe(hsrv, s.HTTPListener, s.HTTPAddr, log)
-	if err != nil {
-		return nil, err
-	}
-	log.Info("serving HTTP", "address", lis.Addr().String(), "scheme", scheme, "catalog", name, "url", browseURL(scheme, s.HTTPAddr, lis.Addr()))
-	return w, nil
 }
 
 // stop shuts the HTTP server down, letting requests finish for up to
@@ -319,44 +286,6 @@ func (w *webServer) stop(grace time.Duration) {
 		w.log.Warn("HTTP requests did not finish in time; stopping", "error", err)
 		w.srv.Close()
 	}
-}
-
-// defaultCatalogName is the catalog directory's name when it can be a
-// catalog's name in catalogd's URLs, else "catalog".
-func defaultCatalogName(dir string) string {
-	if abs, err := filepath.Abs(dir); err == nil {
-		dir = abs
-	}
-	name := strings.ToLower(filepath.Base(dir))
-	if httpserver.ValidCatalogName(name) != nil {
-		return "catalog"
-	}
-	return name
-}
-
-// browseURL is the URL of the web page served on bound, to open in a
-// browser: the bound address (IPv6 in brackets), or where the server
-// listens on every address (":8088", "0.0.0.0:8088") the loopback one,
-// 127.0.0.1 (::1 when "[::]" was asked for); a host name given in
-// requested (the --http-addr) is kept, as a TLS certificate names it.
-func browseURL(scheme, requested string, bound net.Addr) string {
-	host, port, err := net.SplitHostPort(bound.String())
-	if err != nil {
-		return scheme + "://" + bound.String() + "/"
-	}
-	reqHost, _, _ := net.SplitHostPort(requested)
-	ip := net.ParseIP(host)
-	switch {
-	case reqHost != "" && net.ParseIP(reqHost) == nil && !strings.Contains(reqHost, "%"):
-		host = reqHost
-	case ip != nil && ip.IsUnspecified():
-		host = "127.0.0.1"
-		if ip.To4() == nil && reqHost != "" {
-			host = "::1"
-		}
-	}
-	u := url.URL{Scheme: scheme, Host: net.JoinHostPort(host, port), Path: "/"}
-	return u.String()
 }
 
 func portOf(a net.Addr) string {
@@ -593,34 +522,4 @@ func (p *profiler) stop() {
 	if err := <-p.serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		p.log.Warn("pprof server", "error", err)
 	}
-}
-
-// listenAndServe serves hsrv (HTTPS when it has a TLS configuration) on
-// lis, or on a listener of addr when lis is nil, in a goroutine; the
-// webServer's served channel gets its end.
-func listenAndServe(hsrv *http.Server, lis net.Listener, addr string, log *slog.Logger) (*webServer, net.Listener, string, error) {
-	if lis == nil {
-		var err error
-		if lis, err = net.Listen("tcp", addr); err != nil {
-			return nil, nil, "", fmt.Errorf("failed to listen on --http-addr: %w", err)
-		}
-	}
-	w := &webServer{srv: hsrv, served: make(chan error, 1), log: log}
-	scheme := "http"
-	if hsrv.TLSConfig != nil {
-		scheme = "https"
-	}
-	go func() {
-		var err error
-		if scheme == "https" {
-			err = hsrv.ServeTLS(lis, "", "")
-		} else {
-			err = hsrv.Serve(lis)
-		}
-		if errors.Is(err, http.ErrServerClosed) {
-			err = nil
-		}
-		w.served <- err
-	}()
-	return w, lis, scheme, nil
 }

@@ -20,7 +20,11 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if leanBuilt.dir != "" {
+		os.RemoveAll(leanBuilt.dir)
+	}
+	os.Exit(code)
 }
 
 // TestSignalStopsBlockedCommand: a command blocked where no context is

@@ -34,6 +34,10 @@ type OpmBase struct {
 	// Graphviz, when set, is stored as /bin/opm-graphviz (the SVG
 	// drawings of serve --http-addr).
 	Graphviz string
+	// Full, when set, is stored as /bin/opm-full: the opm that a lean
+	// Opm runs for the commands it leaves out, serve --http-addr among
+	// them.
+	Full string
 	// Platform is the binaries' platform (the image's OS and
 	// architecture). Required.
 	Platform v1.Platform
@@ -52,7 +56,7 @@ type OpmBase struct {
 const OpmUser = "65532:65532"
 
 // Image builds the base image: one layer with /bin (opm,
-// grpc_health_probe, opm-graphviz) and /tmp (mode 1777, for the temporary
+// grpc_health_probe, opm-graphviz, opm-full) and /tmp (mode 1777, for the temporary
 // files of serve), and a configuration with the platform, PATH, the user
 // OpmUser and ENTRYPOINT ["/bin/opm"]. The same files, platform and time
 // give the same image digest. Close removes the layer file.
@@ -71,6 +75,9 @@ func (b OpmBase) Image(ctx context.Context) (*Image, error) {
 	files := []binFile{{"bin/opm", b.Opm}, {"bin/grpc_health_probe", b.Probe}}
 	if b.Graphviz != "" {
 		files = append(files, binFile{"bin/opm-graphviz", b.Graphviz})
+	}
+	if b.Full != "" {
+		files = append(files, binFile{"bin/opm-full", b.Full})
 	}
 	slices.SortFunc(files, func(a, b binFile) int { return strings.Compare(a.name, b.name) })
 	done := step(b.Progress, "writing the opm layer")

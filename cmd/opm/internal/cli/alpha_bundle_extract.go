@@ -1,3 +1,5 @@
+//go:build !opm_lean
+
 package cli
 
 import (
@@ -28,8 +30,8 @@ func newBundleExtractCmd(s Streams) *cobra.Command {
 		dataLimit                                 uint64
 	)
 	cmd := &cobra.Command{
-		Use:   "extract",
-		Short: "Extracts the data in a bundle directory via ConfigMap",
+		Use:   bundleExtractCommand.use,
+		Short: bundleExtractCommand.short,
 		Long:  "Extract takes as input a directory containing manifests and writes the per file contents to a ConfigMap",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -1,3 +1,5 @@
+//go:build !opm_lean
+
 package cli
 
 import (
@@ -22,8 +24,8 @@ func newDiffCmd(s Streams, g *globalOptions) *cobra.Command {
 		terms    int
 	)
 	cmd := &cobra.Command{
-		Use:   "diff OLD NEW",
-		Short: "Show what changed between two catalogs, and check that no installed bundle is stranded",
+		Use:   diffCommand.use,
+		Short: diffCommand.short,
 		Long: `Show, per package, what changed from the catalog OLD to the catalog NEW
 (directories or catalog images): packages, channels, default channels,
 channel heads, bundles, upgrade edges, bundle images and deprecations,

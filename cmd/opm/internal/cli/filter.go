@@ -1,3 +1,5 @@
+//go:build !opm_lean
+
 package cli
 
 import (
@@ -19,8 +21,8 @@ func newFilterCmd(s Streams, g *globalOptions) *cobra.Command {
 		configFile, output, cacheDir string
 	)
 	cmd := &cobra.Command{
-		Use:   "filter INDEX [OUTPUT_DIR] --config FILE [-o json|yaml]",
-		Short: "Keep part of a catalog (packages, channels, versions) as a catalog that still validates",
+		Use:   filterCommand.use,
+		Short: filterCommand.short,
 		Long: `Keep the packages, channels and bundle versions a configuration selects,
 and write them as a valid catalog: on standard output as "opm render"
 writes it, or, given OUTPUT_DIR (missing or empty), one directory per

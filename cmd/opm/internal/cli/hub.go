@@ -1,3 +1,5 @@
+//go:build !opm_lean
+
 package cli
 
 import (
@@ -26,8 +28,8 @@ func newHubCmd(s Streams, g *globalOptions) *cobra.Command {
 		pullBundles             bool
 	)
 	cmd := &cobra.Command{
-		Use:   "hub --catalog NAME=REF[,priority=N][,pollIntervalMinutes=M]... [--state PATH... | --kubeconfig FILE] --http-addr ADDR",
-		Short: "Serve several catalogs, and a cluster's operators, over HTTP: one API and web page for all",
+		Use:   hubCommand.use,
+		Short: hubCommand.short,
 		Long: `Serve several catalogs at once over HTTP, as a cluster holds them: OLM takes
 a Subscription's dependencies from every CatalogSource, by priority.
 

@@ -1,3 +1,5 @@
+//go:build !opm_lean
+
 package cli
 
 import (
@@ -18,8 +20,8 @@ import (
 // errors print as "Error: ...".
 func newQueryCmd(s Streams, g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "query",
-		Short: "Answer questions about a catalog: where OLM updates a bundle, what it installs",
+		Use:   queryCommand.use,
+		Short: queryCommand.short,
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}

@@ -1,7 +1,8 @@
+//go:build !opm_lean
+
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -121,13 +122,6 @@ func (o *olmFlags) query(g *globalOptions, cacheDir string, cats []action.Instal
 		q.BundleImages = &action.Resolver{ImageOptions: g.imageOptions(cacheDir), Allowed: action.RefBundleImage}
 	}
 	return q
-}
-
-func jsonEncoder(w io.Writer) *json.Encoder {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "    ")
-	enc.SetEscapeHTML(false)
-	return enc
 }
 
 // runUpdatesOLM answers `query updates` with --olm v1 or both.

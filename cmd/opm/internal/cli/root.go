@@ -229,10 +229,16 @@ func markCommandErrors(c *cobra.Command) {
 // Main runs opm with args and returns the process exit code.
 func Main(ctx context.Context, s Streams, args []string) int {
 	root := New(s)
+	if leansHelp(root, args) {
+		return runFull(s, args)
+	}
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return 0
+	}
+	if errors.Is(err, errRunFull) {
+		return runFull(s, args)
 	}
 	// A command stopped by SIGINT or SIGTERM says so, whatever error its
 	// cancelled work returned, and exits as the shell reports a signal.

@@ -49,6 +49,10 @@ under /catalogs/NAME/), JSON answers (/api/v1/packages, /api/v1/updates),
 				level = slog.LevelDebug
 			}
 			a.Logger = newLogger(s, level)
+			if action.Lean && a.HTTPAddr != "" {
+				// The HTTP side is opm-full's (alpha/action/full.go).
+				return errRunFull
+			}
 			return a.Run(cmd.Context())
 		},
 	}

@@ -1,6 +1,9 @@
+//go:build !opm_lean
+
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -51,4 +54,11 @@ func answerOut(s Streams, code int) (Streams, func(*error)) {
 		}
 		*err = &ExitError{Code: code, Err: out.err}
 	}
+}
+
+func jsonEncoder(w io.Writer) *json.Encoder {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "    ")
+	enc.SetEscapeHTML(false)
+	return enc
 }

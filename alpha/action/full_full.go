@@ -1,0 +1,5 @@
+//go:build !opm_lean
+
+package action
+
+const lean = false

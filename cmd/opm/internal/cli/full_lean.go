@@ -1,0 +1,13 @@
+//go:build opm_lean
+
+package cli
+
+import "github.com/spf13/cobra"
+
+// The lean opm's stubs of the commands only opm-full implements (full.go).
+
+func newQueryCmd(Streams, *globalOptions) *cobra.Command  { return queryCommand.stub() }
+func newDiffCmd(Streams, *globalOptions) *cobra.Command   { return diffCommand.stub() }
+func newFilterCmd(Streams, *globalOptions) *cobra.Command { return filterCommand.stub() }
+func newHubCmd(Streams, *globalOptions) *cobra.Command    { return hubCommand.stub() }
+func newBundleExtractCmd(Streams) *cobra.Command          { return bundleExtractCommand.stub() }
