@@ -40,76 +40,54 @@ var errRunFull = errors.New("this command needs opm-full")
 // implements.
 const fullKey = "fastopm/full"
 
-// stub is the lean opm's command in place of c: it takes any flags and
-// arguments and leaves them, and its help, to opm-full.
-func (c fullCommand) stub() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:                c.use,
-		Short:              c.short,
-		DisableFlagParsing: true,
-		Annotations:        map[string]string{fullKey: "true"},
-		RunE:               func(*cobra.Command, []string) error { return errRunFull },
-	}
-	if c.question {
-		questionCommand(cmd)
-	}
-	return cmd
-}
-
-// leansHelp says whether args ask a lean opm for the help or the shell
-// completions of a command only opm-full implements (`opm help alpha
-// query`, `opm __complete alpha query install --`), which opm-full then
-// gives.
-func leansHelp(root *cobra.Command, args []string) bool {
+// leanHelp returns the lean opm's stub of a command only opm-full
+// implements when args ask for its help or shell completions (`opm help
+// alpha query`, `opm __complete alpha query install --`), which opm-full
+// then gives; else nil.
+func leanHelp(root *cobra.Command, args []string) *cobra.Command {
 	if !action.Lean || len(args) == 0 {
-		return false
+		return nil
 	}
 	switch args[0] {
 	case "help", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
 	default:
-		return false
+		return nil
 	}
-	c, _, err := root.Find(args[1:])
-	return err == nil && c.Annotations[fullKey] != ""
+	if c, _, err := root.Find(args[1:]); err == nil && c.Annotations[fullKey] != "" {
+		return c
+	}
+	return nil
 }
 
-// runFull runs opm-full with args in place of this lean opm and returns
-// its exit code: the process itself becomes opm-full where it can
-// (exec, execFull), so that signals, the process ID and the exit status
-// are opm-full's, as a catalog pod's `opm serve --http-addr` needs.
-func runFull(s Streams, args []string) int {
-	// As a question command's errors, or upstream's.
-	code, what := 1, "this command"
-	named := args
-	if leansHelp(New(s), args) {
-		named = args[1:]
-	}
-	if c, _, err := New(s).Find(named); err == nil {
-		if what = c.CommandPath(); c.Name() == "serve" {
-			what += " --http-addr"
-		}
-		if c.Annotations[questionKey] != "" {
-			code = errorExit
-		}
+// runFull runs opm-full with args, for cmd, in place of this lean opm:
+// the process itself becomes opm-full where it can (exec, execFull), so
+// that signals, the process ID and the exit status are opm-full's, as a
+// catalog pod's `opm serve --http-addr` needs. It returns, as a
+// *commandError, why opm-full could not run, or the exit code of an
+// opm-full run as a child.
+func runFull(s Streams, args []string, cmd *cobra.Command) error {
+	what := cmd.CommandPath()
+	if cmd.Name() == "serve" {
+		what += " --http-addr"
 	}
 	self, _ := os.Executable()
 	if from := os.Getenv(action.EnvFullRanFrom); from != "" {
-		fmt.Fprintf(s.Err, "Error: %s ran %s as opm-full, but it is a lean opm too: point %s at an opm built without the opm_lean tag (make build builds bin/%s)\n", from, self, action.EnvFull, action.FullProgram)
-		return code
+		return &commandError{fmt.Errorf("%s ran %s as opm-full, but it is a lean opm too: point %s at an opm built without the opm_lean tag (make build builds bin/%s)", from, self, action.EnvFull, action.FullProgram)}
 	}
 	p, err := action.FindFull(self)
 	if err != nil {
-		fmt.Fprintf(s.Err, "Error: %s needs %s, the opm that links every package (this lean opm leaves out Kubernetes' types, client-go, CEL and crdify, so that serve and validate start small): %v\n",
-			what, action.FullProgram, err)
-		return code
+		return &commandError{fmt.Errorf("%s needs %s, the opm that links every package (this lean opm leaves out Kubernetes' types, client-go, CEL and crdify, so that serve and validate start small): %w",
+			what, action.FullProgram, err)}
 	}
-	env := append(os.Environ(), action.EnvFullRanFrom+"="+self)
-	n, err := execFull(s, p, args, env)
-	if err != nil {
-		fmt.Fprintf(s.Err, "Error: run %s: %v\n", p, err)
-		return code
+	code, err := execFull(s, p, args, append(os.Environ(), action.EnvFullRanFrom+"="+self))
+	switch {
+	case err != nil:
+		return &commandError{fmt.Errorf("run %s: %w", p, err)}
+	case code != 0:
+		// Reported by opm-full.
+		return &commandError{&ExitError{Code: code}}
 	}
-	return n
+	return nil
 }
 
 // execChild runs p with args as a child process on s's streams and

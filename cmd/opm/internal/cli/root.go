@@ -229,16 +229,21 @@ func markCommandErrors(c *cobra.Command) {
 // Main runs opm with args and returns the process exit code.
 func Main(ctx context.Context, s Streams, args []string) int {
 	root := New(s)
-	if leansHelp(root, args) {
-		return runFull(s, args)
+	var (
+		cmd *cobra.Command
+		err error
+	)
+	if cmd = leanHelp(root, args); cmd != nil {
+		err = runFull(s, args, cmd)
+	} else {
+		root.SetArgs(args)
+		cmd, err = root.ExecuteContextC(ctx)
+		if errors.Is(err, errRunFull) {
+			err = runFull(s, args, cmd)
+		}
 	}
-	root.SetArgs(args)
-	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return 0
-	}
-	if errors.Is(err, errRunFull) {
-		return runFull(s, args)
 	}
 	// A command stopped by SIGINT or SIGTERM says so, whatever error its
 	// cancelled work returned, and exits as the shell reports a signal.
