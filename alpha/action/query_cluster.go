@@ -18,6 +18,7 @@ import (
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"golang.org/x/sync/errgroup"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
 
 	"github.com/fastopm/fastopm/alpha/cluster"
@@ -494,6 +495,9 @@ func parseSubscribe(s string, st *cluster.State, cats *clusterCatalogs, global s
 	if !ok || ns == "" || pkg == "" {
 		return nil, fmt.Errorf("--subscribe %q: expected NAMESPACE/PACKAGE[,channel=C][,source=S][,sourceNamespace=N][,startingCSV=B][,approval=Manual]", s)
 	}
+	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+		return nil, fmt.Errorf("--subscribe %q: namespace %q: %s", s, ns, errs[0])
+	}
 	sub := &v1alpha1.Subscription{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "operators.coreos.com/v1alpha1", Kind: v1alpha1.SubscriptionKind},
 		ObjectMeta: metav1.ObjectMeta{Name: pkg, Namespace: ns, Annotations: map[string]string{"fastopm.io/hypothetical": "true"}},
@@ -509,8 +513,17 @@ func parseSubscribe(s string, st *cluster.State, cats *clusterCatalogs, global s
 			case "channel":
 				sub.Spec.Channel = v
 			case "source":
+				if n, name, ok := strings.Cut(v, "/"); ok && !strings.Contains(name, "/") {
+					return nil, fmt.Errorf("--subscribe %q: source is a CatalogSource's name; for %s in namespace %s give source=%s,sourceNamespace=%s", s, name, n, name, n)
+				}
+				if errs := validation.IsDNS1123Subdomain(v); len(errs) > 0 {
+					return nil, fmt.Errorf("--subscribe %q: source %q is not a CatalogSource's name: %s", s, v, errs[0])
+				}
 				sub.Spec.CatalogSource = v
 			case "sourceNamespace":
+				if errs := validation.IsDNS1123Label(v); len(errs) > 0 {
+					return nil, fmt.Errorf("--subscribe %q: sourceNamespace %q: %s", s, v, errs[0])
+				}
 				sub.Spec.CatalogSourceNamespace = v
 			case "startingCSV":
 				sub.Spec.StartingCSV = v
