@@ -6,6 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+
+	"github.com/fastopm/fastopm/pkg/version"
 )
 
 // The lean and the full opm.
@@ -34,27 +37,42 @@ const (
 	// EnvFull names the opm-full program to run, in place of the one
 	// beside opm or on the PATH.
 	EnvFull = "OPM_FULL"
-	// EnvFullRanFrom is set, to the lean opm's path, in the environment of the
-	// opm-full it runs: an opm-full that turns out to be a lean opm too
-	// stops there rather than running itself.
+	// EnvFullRanFrom is set, to the lean opm's path, in the environment of
+	// the opm-full it runs: an opm-full that turns out to be a lean opm too
+	// stops there rather than running itself. opm-full removes it (and
+	// EnvFullBuild) from its environment when it starts.
 	EnvFullRanFrom = "OPM_FULL_RAN_FROM"
+	// EnvFullBuild is set, to the lean opm's Build, in the environment of
+	// the opm-full it runs, which warns when it is another build.
+	EnvFullBuild = "OPM_FULL_BUILD"
 )
 
+// Build names this opm's build: its version and commit.
+func Build() string { return version.Version + " " + version.GitCommit }
+
 // FullProgram is opm-full's file name.
-const FullProgram = "opm-full"
+var FullProgram = "opm-full" + exeSuffix()
+
+func exeSuffix() string {
+	if runtime.GOOS == "windows" {
+		return ".exe"
+	}
+	return ""
+}
 
 // FindFull locates opm-full: $OPM_FULL, then beside the running opm
-// (self), then on the PATH.
+// (self; the directory of the executable file, symbolic links resolved),
+// then on the PATH. It must be an executable file.
 func FindFull(self string) (string, error) {
 	if p := os.Getenv(EnvFull); p != "" {
-		if _, err := os.Stat(p); err != nil {
+		if err := executable(p); err != nil {
 			return "", fmt.Errorf("%s=%s: %w", EnvFull, p, err)
 		}
 		return p, nil
 	}
 	if self != "" {
 		p := filepath.Join(filepath.Dir(self), FullProgram)
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+		if executable(p) == nil {
 			return p, nil
 		}
 	}
@@ -63,4 +81,18 @@ func FindFull(self string) (string, error) {
 	}
 	return "", errors.New(FullProgram + " not found: put it beside opm or on the PATH (make build builds bin/" + FullProgram + "), or set " + EnvFull + " to its path; " +
 		"an opm built without the opm_lean tag (go install github.com/fastopm/fastopm/cmd/opm@VERSION) runs every command itself")
+}
+
+// executable says why p is not an executable file, or returns nil.
+func executable(p string) error {
+	st, err := os.Stat(p)
+	switch {
+	case err != nil:
+		return err
+	case !st.Mode().IsRegular():
+		return errors.New("not a file")
+	case runtime.GOOS != "windows" && st.Mode().Perm()&0o111 == 0:
+		return errors.New("not executable")
+	}
+	return nil
 }

@@ -1,10 +1,12 @@
 package action
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"time"
@@ -123,6 +125,9 @@ func (g GenerateImage) opmBase(ctx context.Context) (*catalogimage.Image, error)
 		if b.Full, err = FindFull(self); err != nil {
 			return nil, fmt.Errorf("this lean opm's image needs opm-full, which serve --http-addr runs: %w; or pass --base-image", err)
 		}
+		if err := checkFull(ctx, b.Full); err != nil {
+			return nil, fmt.Errorf("this lean opm's image needs opm-full, which serve --http-addr runs: %s: %w; or pass --base-image", b.Full, err)
+		}
 	}
 	return b.Image(ctx)
 }
@@ -189,4 +194,22 @@ func (g GenerateImage) Run(ctx context.Context) (v1.Hash, error) {
 		return v1.Hash{}, err
 	}
 	return digest, nil
+}
+
+// checkFull makes sure that the program at p is opm-full of this build,
+// as the image's lean opm needs it: not a lean opm, not another version.
+// It asks it (`opm-full version`, run as this lean opm runs it, which
+// refuses to run a lean opm).
+func checkFull(ctx context.Context, p string) error {
+	self, _ := os.Executable()
+	cmd := exec.CommandContext(ctx, p, "version")
+	cmd.Env = append(os.Environ(), EnvFullRanFrom+"="+self, EnvFullBuild+"="+Build())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%w: %s", err, bytes.TrimSpace(out))
+	}
+	if bytes.Contains(out, []byte("warning: ")) {
+		return errors.New(string(bytes.TrimSpace(bytes.SplitN(out, []byte("\n"), 2)[0])))
+	}
+	return nil
 }

@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -40,21 +43,42 @@ var errRunFull = errors.New("this command needs opm-full")
 // implements.
 const fullKey = "fastopm/full"
 
-// leanHelp returns the lean opm's stub of a command only opm-full
-// implements when args ask for its help or shell completions (`opm help
-// alpha query`, `opm __complete alpha query install --`), which opm-full
-// then gives; else nil.
-func leanHelp(root *cobra.Command, args []string) *cobra.Command {
+// leanRoute returns the command of args that a lean opm hands to
+// opm-full before running anything itself, else nil: the help or shell
+// completions of a command only opm-full implements (`opm help alpha
+// query`, `opm __complete alpha query install --`, `opm __complete help
+// alpha query ""`), which opm-full gives, and `serve --http-addr ADDR`,
+// whose flags opm-full parses (a deprecated flag is warned about once).
+// The stubs of those commands hand themselves over when run (errRunFull).
+func leanRoute(args []string) *cobra.Command {
 	if !action.Lean || len(args) == 0 {
 		return nil
 	}
+	// A tree of its own, silent: parsing serve's flags here prints nothing.
+	root := New(Streams{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard})
+	flagWarningsTo(root, io.Discard)
+	path := args
 	switch args[0] {
-	case "help", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
-	default:
-		return nil
+	case "help":
+		path = args[1:]
+	case cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
+		if path = args[1:]; len(path) > 0 && path[0] == "help" {
+			path = path[1:]
+		}
 	}
-	if c, _, err := root.Find(args[1:]); err == nil && c.Annotations[fullKey] != "" {
+	c, rest, err := root.Find(path)
+	switch {
+	case err != nil:
+		return nil
+	case c.Annotations[fullKey] != "":
 		return c
+	case len(path) == len(args) && c.Name() == "serve" && c.Parent() == root:
+		// A command line that does not parse is serve's to report.
+		if c.ParseFlags(rest) == nil {
+			if addr, _ := c.Flags().GetString("http-addr"); addr != "" {
+				return c
+			}
+		}
 	}
 	return nil
 }
@@ -63,32 +87,55 @@ func leanHelp(root *cobra.Command, args []string) *cobra.Command {
 // the process itself becomes opm-full where it can (exec, execFull), so
 // that signals, the process ID and the exit status are opm-full's, as a
 // catalog pod's `opm serve --http-addr` needs. It returns, as a
-// *commandError, why opm-full could not run, or the exit code of an
-// opm-full run as a child.
-func runFull(s Streams, args []string, cmd *cobra.Command) error {
+// *commandError, why opm-full could not run (for serve, also written to
+// its termination log, as serve's own errors are), or the exit code of an
+// opm-full run as a child (a *childExit).
+func runFull(ctx context.Context, s Streams, args []string, cmd *cobra.Command) error {
+	err := execFullFor(ctx, s, args, cmd)
+	var ce *childExit
+	if err != nil && cmd.Name() == "serve" && !errors.As(err, &ce) {
+		if p, _ := cmd.Flags().GetString("termination-log"); p != "" {
+			_ = os.WriteFile(p, []byte(err.Error()+"\n"), 0o644)
+		}
+	}
+	if err != nil && !errors.As(err, &ce) {
+		return &commandError{err}
+	}
+	return err
+}
+
+func execFullFor(ctx context.Context, s Streams, args []string, cmd *cobra.Command) error {
 	what := cmd.CommandPath()
 	if cmd.Name() == "serve" {
 		what += " --http-addr"
 	}
 	self, _ := os.Executable()
-	if from := os.Getenv(action.EnvFullRanFrom); from != "" {
-		return &commandError{fmt.Errorf("%s ran %s as opm-full, but it is a lean opm too: point %s at an opm built without the opm_lean tag (make build builds bin/%s)", from, self, action.EnvFull, action.FullProgram)}
-	}
 	p, err := action.FindFull(self)
 	if err != nil {
-		return &commandError{fmt.Errorf("%s needs %s, the opm that links every package (this lean opm leaves out Kubernetes' types, client-go, CEL and crdify, so that serve and validate start small): %w",
-			what, action.FullProgram, err)}
+		return fmt.Errorf("%s needs %s, the opm that links every package (this lean opm leaves out Kubernetes' types, client-go, CEL and crdify, so that serve and validate start small): %w",
+			what, action.FullProgram, err)
 	}
-	code, err := execFull(s, p, args, append(os.Environ(), action.EnvFullRanFrom+"="+self))
+	// A signal that came while this opm started is not passed on by the
+	// exec: stop here, as the command would have.
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	env := append(os.Environ(), action.EnvFullRanFrom+"="+self, action.EnvFullBuild+"="+action.Build())
+	code, err := execFull(s, p, args, env)
 	switch {
 	case err != nil:
-		return &commandError{fmt.Errorf("run %s: %w", p, err)}
+		return fmt.Errorf("%s needs %s: run %s: %w", what, action.FullProgram, p, err)
 	case code != 0:
-		// Reported by opm-full.
-		return &commandError{&ExitError{Code: code}}
+		return &childExit{code}
 	}
 	return nil
 }
+
+// childExit is the exit code of opm-full run as a child, which reported
+// its errors itself.
+type childExit struct{ code int }
+
+func (e *childExit) Error() string { return fmt.Sprintf("opm-full exited with %d", e.code) }
 
 // execChild runs p with args as a child process on s's streams and
 // returns its exit code.
@@ -104,4 +151,38 @@ func execChild(s Streams, p string, args []string, env []string) (int, error) {
 		return 0, err
 	}
 	return 0, nil
+}
+
+// leanRanAsFull returns, in a lean opm that another lean opm ran as
+// opm-full (a wrong $OPM_FULL), the command of args and an error that says
+// so, whatever the command: it must not run itself again. Else nil, nil.
+func leanRanAsFull(args []string) (*cobra.Command, error) {
+	from := os.Getenv(action.EnvFullRanFrom)
+	if !action.Lean || from == "" {
+		return nil, nil
+	}
+	self, _ := os.Executable()
+	root := New(Streams{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard})
+	cmd, _, err := root.Find(args)
+	if err != nil {
+		cmd = root
+	}
+	return cmd, &commandError{fmt.Errorf("%s ran %s as %s, but it is a lean opm too: point %s at an opm built without the opm_lean tag (make build builds bin/%s)",
+		from, self, action.FullProgram, action.EnvFull, action.FullProgram)}
+}
+
+// fullStarts, in opm-full, takes what the lean opm that ran it set in its
+// environment out of it, so that nothing opm-full runs inherits it, and
+// warns on s.Err when that lean opm is another build: the two are made to
+// be one program.
+func fullStarts(s Streams) {
+	if action.Lean {
+		return
+	}
+	build, set := os.LookupEnv(action.EnvFullBuild)
+	os.Unsetenv(action.EnvFullRanFrom)
+	os.Unsetenv(action.EnvFullBuild)
+	if set && build != action.Build() {
+		fmt.Fprintf(s.Err, "warning: %s is build %q, the opm that ran it %q: install both from one build\n", action.FullProgram, action.Build(), build)
+	}
 }

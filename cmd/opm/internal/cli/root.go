@@ -228,22 +228,29 @@ func markCommandErrors(c *cobra.Command) {
 
 // Main runs opm with args and returns the process exit code.
 func Main(ctx context.Context, s Streams, args []string) int {
-	root := New(s)
+	fullStarts(s)
 	var (
 		cmd *cobra.Command
 		err error
 	)
-	if cmd = leanHelp(root, args); cmd != nil {
-		err = runFull(s, args, cmd)
+	if cmd, err = leanRanAsFull(args); err != nil {
+		// Reported below, as cmd's errors.
+	} else if cmd = leanRoute(args); cmd != nil {
+		err = runFull(ctx, s, args, cmd)
 	} else {
+		root := New(s)
 		root.SetArgs(args)
 		cmd, err = root.ExecuteContextC(ctx)
 		if errors.Is(err, errRunFull) {
-			err = runFull(s, args, cmd)
+			err = runFull(ctx, s, args, cmd)
 		}
 	}
 	if err == nil {
 		return 0
+	}
+	// opm-full, run as a child, said why itself.
+	if ce := (*childExit)(nil); errors.As(err, &ce) {
+		return ce.code
 	}
 	// A command stopped by SIGINT or SIGTERM says so, whatever error its
 	// cancelled work returned, and exits as the shell reports a signal.
