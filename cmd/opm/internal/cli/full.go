@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -53,6 +54,13 @@ const fullKey = "fastopm/full"
 func leanRoute(args []string) *cobra.Command {
 	if !action.Lean || len(args) == 0 {
 		return nil
+	}
+	switch args[0] {
+	case "help", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
+	default:
+		if !slices.Contains(args, "serve") {
+			return nil // nothing to look at: build no tree
+		}
 	}
 	// A tree of its own, silent: parsing serve's flags here prints nothing.
 	root := New(Streams{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard})
