@@ -231,7 +231,18 @@ func CheckEdgeCRDs(ctx context.Context, ix *crdsafety.Index, c *crdsafety.Checke
 // NEW's files. Updates whose bundles carry no objects cannot be compared,
 // and are not reported: a catalog of olm.csv.metadata bundles would get a
 // warning for every new bundle.
-func CheckCRDUpgrades(ctx context.Context, oldM model.Model, newCat *OpenCatalog) ([]updates.Violation, error) {
+//
+// A bundle that both catalogs hold under the same name but whose objects
+// NEW changed in place (inPlace; a tag pushed again) is what clusters
+// that installed it before run, as OLD had it: every update from or to it
+// is checked again, from its OLD contents (read from OLD's files) to what
+// NEW updates it to, and only the refusals the same update did not have in
+// OLD are reported (inPlaceCRDs). inPlace nil: none.
+func CheckCRDUpgrades(ctx context.Context, oldCat, newCat *OpenCatalog, inPlace func(pkg, name string) bool) ([]updates.Violation, error) {
+	if inPlace == nil {
+		inPlace = func(string, string) bool { return false }
+	}
+	oldM := oldCat.Model
 	type key struct{ pkg, from, to, fromImage, toImage string }
 	image := func(m model.Model, pkg, name string) string {
 		for _, ch := range m[pkg].Channels {
@@ -249,22 +260,36 @@ func CheckCRDUpgrades(ctx context.Context, oldM model.Model, newCat *OpenCatalog
 		had[keyOf(oldM, e)] = true
 	}
 	// The new edges, grouped by their two bundles (an update in several
-	// channels is reported once, naming them).
+	// channels is reported once, naming them); those with a bundle changed
+	// in place apart.
 	channels := map[key][]string{}
-	var edges []UpdateEdge
-	need := map[[2]string]bool{}
+	var edges, changed []UpdateEdge
+	need, needOld := map[[2]string]bool{}, map[[2]string]bool{}
 	for _, e := range UpdateEdges(newCat.Model) {
 		k := keyOf(newCat.Model, e)
-		if had[k] {
+		from, to := [2]string{e.Package, e.From}, [2]string{e.Package, e.To}
+		switch {
+		case inPlace(e.Package, e.From) || inPlace(e.Package, e.To):
+			if _, ok := channels[k]; !ok {
+				changed = append(changed, e)
+				need[to], needOld[from] = true, true
+				if had[k] {
+					needOld[to] = true
+				} else {
+					need[from] = true // when From is not in OLD
+				}
+			}
+		case had[k]:
 			continue
-		}
-		if _, ok := channels[k]; !ok {
-			edges = append(edges, e)
-			need[[2]string{e.Package, e.From}], need[[2]string{e.Package, e.To}] = true, true
+		default:
+			if _, ok := channels[k]; !ok {
+				edges = append(edges, e)
+				need[from], need[to] = true, true
+			}
 		}
 		channels[k] = append(channels[k], e.Channel)
 	}
-	if len(edges) == 0 {
+	if len(edges) == 0 && len(changed) == 0 {
 		return nil, nil
 	}
 	ix, err := newCat.CRDs(ctx, func(pkg, name string) bool { return need[[2]string{pkg, name}] })
@@ -279,13 +304,34 @@ func CheckCRDUpgrades(ctx context.Context, oldM model.Model, newCat *OpenCatalog
 	if err != nil {
 		return nil, err
 	}
+	if len(changed) > 0 {
+		oldIx, err := oldCat.CRDs(ctx, func(pkg, name string) bool { return needOld[[2]string{pkg, name}] })
+		if err != nil {
+			return nil, err
+		}
+		more, err := inPlaceCRDs(ctx, c, oldIx, ix, changed, func(e UpdateEdge) bool { return had[keyOf(newCat.Model, e)] }, inPlace)
+		if err != nil {
+			return nil, err
+		}
+		checked = append(checked, more...)
+	}
 	var out []updates.Violation
 	for _, e := range checked {
 		chs := channels[keyOf(newCat.Model, e.UpdateEdge)]
+		var note string
+		var names []string
+		for _, n := range []string{e.From, e.To} {
+			if inPlace(e.Package, n) {
+				names = append(names, n)
+			}
+		}
+		if len(names) > 0 {
+			note = fmt.Sprintf(" (the new catalog changed the objects of %s in place; clusters that installed it run the old ones)", strings.Join(names, " and "))
+		}
 		for _, ch := range e.Changes {
 			out = append(out, updates.Violation{
 				Package: e.Package, Channel: strings.Join(chs, ","), Bundle: e.To, Rule: "crd-upgrade",
-				Message: fmt.Sprintf("update from %s: %s", e.From, ch),
+				Message: fmt.Sprintf("update from %s: %s%s", e.From, ch, note),
 				// Not checked, past a limit: not known to be safe.
 				Warning: !ch.Refused() && !ch.NotChecked(),
 			})
@@ -295,4 +341,43 @@ func CheckCRDUpgrades(ctx context.Context, oldM model.Model, newCat *OpenCatalog
 		return cmp.Or(cmp.Compare(a.Package, b.Package), cmp.Compare(a.Channel, b.Channel), cmp.Compare(a.Bundle, b.Bundle))
 	})
 	return out, nil
+}
+
+// inPlaceCRDs compares the CRDs of the updates edges, each with a bundle
+// changed in place, from what clusters run (From as OLD holds it, when it
+// does) to To as NEW holds it; for an update OLD had too (hadEdge), only
+// the changes OLD's own comparison did not find are kept.
+func inPlaceCRDs(ctx context.Context, c *crdsafety.Checker, oldIx, newIx *crdsafety.Index, edges []UpdateEdge, hadEdge func(UpdateEdge) bool, inPlace func(pkg, name string) bool) ([]EdgeCRDs, error) {
+	out := make([]EdgeCRDs, len(edges))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, e := range edges {
+		g.Go(func() error {
+			fromIx := newIx
+			if _, ok := oldIx.Bundle(e.Package, e.From); ok {
+				fromIx = oldIx
+			}
+			r, err := crdsafety.CompareAcross(gctx, c, e.Package, fromIx, e.From, newIx, e.To)
+			if err != nil {
+				return err
+			}
+			if hadEdge(e) {
+				before, err := oldIx.Compare(gctx, c, e.Package, e.From, e.To)
+				if err != nil {
+					return err
+				}
+				seen := map[string]bool{}
+				for _, ch := range before.Changes {
+					seen[ch.String()] = true
+				}
+				r.Changes = slices.DeleteFunc(r.Changes, func(ch crdsafety.Change) bool { return seen[ch.String()] })
+			}
+			out[i] = EdgeCRDs{UpdateEdge: e, Result: r}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return out, ctx.Err()
 }

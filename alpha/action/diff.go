@@ -65,7 +65,9 @@ func (d DiffCatalogs) Run(ctx context.Context) (*DiffResult, error) {
 		eg.Go(func() error {
 			var err error
 			if d.Check {
-				cats[i], err = openCatalogVisit(ctx, d.Sources, ref, InstallCatalogName(ref), d.MaxFileSize, i == 1, contents[i].AddBlob)
+				// Both located: the CRDs of a bundle NEW changed in
+				// place are read from OLD too (CheckCRDUpgrades).
+				cats[i], err = openCatalogVisit(ctx, d.Sources, ref, InstallCatalogName(ref), d.MaxFileSize, true, contents[i].AddBlob)
 			} else {
 				// The catalog's files stay open until the bundles
 				// whose blobs differ are read back.
@@ -93,7 +95,7 @@ func (d DiffCatalogs) Run(ctx context.Context) (*DiffResult, error) {
 	var crds, uninstallable []updates.Violation
 	eg = errgroup.Group{}
 	eg.Go(func() (err error) {
-		crds, err = CheckCRDUpgrades(ctx, old.Model, new)
+		crds, err = CheckCRDUpgrades(ctx, old, new, cd.ObjectsChanged)
 		return err
 	})
 	eg.Go(func() (err error) {

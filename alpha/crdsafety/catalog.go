@@ -153,8 +153,16 @@ func LoadIndex(ctx context.Context, fsys fs.FS, keep func(pkg, name string) bool
 // cluster runs to the one it updates to. The only error is ctx's, when it
 // is done before the comparison is.
 func (ix *Index) Compare(ctx context.Context, c *Checker, pkg, from, to string) (Result, error) {
-	ob, okOld := ix.Bundle(pkg, from)
-	nb, okNew := ix.Bundle(pkg, to)
+	return CompareAcross(ctx, c, pkg, ix, from, ix, to)
+}
+
+// CompareAcross is Index.Compare with the bundle a cluster runs taken
+// from fromIx and the one it updates to from toIx: two catalogs, when a
+// bundle changed in place between them and clusters run its old
+// contents.
+func CompareAcross(ctx context.Context, c *Checker, pkg string, fromIx *Index, from string, toIx *Index, to string) (Result, error) {
+	ob, okOld := fromIx.Bundle(pkg, from)
+	nb, okNew := toIx.Bundle(pkg, to)
 	var missing []string
 	for _, b := range []struct {
 		name string

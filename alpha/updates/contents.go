@@ -110,6 +110,22 @@ type ContentDiff struct {
 	changes map[string][]Change // by package, sorted by bundle
 }
 
+// ObjectsChanged reports whether bundle name of package pkg, in both
+// catalogs, carries other objects (olm.bundle.object) in the new one: a
+// bundle changed in place, under the same name (and image reference, when
+// a tag is reused).
+func (cd *ContentDiff) ObjectsChanged(pkg, name string) bool {
+	if cd == nil {
+		return false
+	}
+	for _, c := range cd.changes[pkg] {
+		if c.Bundle == name && (c.Kind == ObjectAdded || c.Kind == ObjectRemoved || c.Kind == ObjectChanged) {
+			return true
+		}
+	}
+	return false
+}
+
 // CompareContents reads back, from both catalogs, the bundles both hold
 // whose blobs differ, and lists what changed in what they carry
 // (contentChanges). Either nil gives an empty diff.

@@ -50,6 +50,14 @@ spec:
 // image.
 func writeCronCatalog(t *testing.T, crds ...string) string {
 	t.Helper()
+	return writeCronCatalogImages(t, true, crds...)
+}
+
+// writeCronCatalogImages is writeCronCatalog; without rebuilt, a bundle's
+// image is tagged with its version alone, whatever its CRD (a tag pushed
+// again).
+func writeCronCatalogImages(t *testing.T, rebuilt bool, crds ...string) string {
+	t.Helper()
 	var entries []map[string]string
 	for i := range crds {
 		e := map[string]string{"name": "cron.v" + string(rune('1'+i))}
@@ -68,7 +76,11 @@ func writeCronCatalog(t *testing.T, crds ...string) string {
 		}
 		v := string(rune('1'+i)) + ".0.0"
 		sum := sha256.Sum256([]byte(crd))
-		blobs = append(blobs, map[string]any{"schema": "olm.bundle", "package": "cron", "name": entries[i]["name"], "image": "example.com/cron:v" + v + "-" + hex.EncodeToString(sum[:4]),
+		image := "example.com/cron:v" + v
+		if rebuilt {
+			image += "-" + hex.EncodeToString(sum[:4])
+		}
+		blobs = append(blobs, map[string]any{"schema": "olm.bundle", "package": "cron", "name": entries[i]["name"], "image": image,
 			"properties": []any{
 				map[string]any{"type": "olm.package", "value": map[string]string{"packageName": "cron", "version": v}},
 				obj("apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: " + entries[i]["name"] + "\n"),
@@ -183,5 +195,59 @@ func TestCRDUpgradeSafety(t *testing.T) {
 				t.Errorf("--all json: %s: %+v", s.Installed.Name, s.Next)
 			}
 		}
+	}
+}
+
+// TestCRDUpgradeInPlace: a bundle whose CRD a new catalog changes in
+// place (same name, same image tag) is checked again: clusters that
+// installed it keep its old CRD, and clusters below it get the new one.
+func TestCRDUpgradeInPlace(t *testing.T) {
+	wide := cronCRD("Namespaced", "a, b, c")
+	narrow := cronCRD("Namespaced", "a, b")
+	old := writeCronCatalogImages(t, false, wide, wide, wide)
+
+	// cron.v2 narrowed in place: the update v1 → v2 now narrows the enum,
+	// and v2 → v3 widens it (fine), checked from v2's old CRD.
+	new := writeCronCatalogImages(t, false, wide, narrow, wide)
+	code, out, errOut := run(t, "alpha", "diff", old, new, "--check")
+	for _, want := range []string{
+		"  bundle cron.v2: object CustomResourceDefinition crontabs.stable.example.com changed\n",
+		`violation [crd-upgrade] cron/stable/cron.v2: update from cron.v1: CRD crontabs.stable.example.com v1 ^.spec.mode: enum: allowed enum values removed : ["c"] (OLM v1 refuses it; OLM v0 refuses it if an existing resource breaks it) (the new catalog changed the objects of cron.v2 in place; clusters that installed it run the old ones)`,
+		"\ncheck failed: 2 violations, 0 warnings\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("v2 changed in place: diff --check lacks %q:\n%s", want, out)
+		}
+	}
+	if code != 1 || errOut != "" || strings.Contains(out, "update from cron.v2") {
+		t.Errorf("v2 changed in place: exit %d, stderr %q\n%s", code, errOut, out)
+	}
+
+	// cron.v1 and v2 both narrowed in place: in the new catalog alone v1 →
+	// v2 changes nothing, but a cluster running v1 has the wide CRD.
+	new = writeCronCatalogImages(t, false, narrow, narrow, wide)
+	code, out, _ = run(t, "alpha", "diff", old, new, "--check")
+	if want := `violation [crd-upgrade] cron/stable/cron.v2: update from cron.v1: CRD crontabs.stable.example.com v1 ^.spec.mode: enum: allowed enum values removed : ["c"] (OLM v1 refuses it; OLM v0 refuses it if an existing resource breaks it) (the new catalog changed the objects of cron.v1 and cron.v2 in place; clusters that installed it run the old ones)`; code != 1 || !strings.Contains(out, want) {
+		t.Errorf("v1 and v2 changed in place: exit %d, want 1 and %q\n%s", code, want, out)
+	}
+
+	// A refusal the old catalog had already is not new: v2 → v3 narrowed
+	// the enum before, and still does after v3 gained a field in place.
+	before := writeCronCatalogImages(t, false, wide, wide, narrow)
+	withNote := strings.ReplaceAll(narrow, "enum: [a, b]}", "enum: [a, b]}\n                note: {type: string}")
+	if withNote == narrow {
+		t.Fatal("no field added")
+	}
+	after := writeCronCatalogImages(t, false, wide, wide, withNote)
+	code, out, _ = run(t, "alpha", "diff", before, after, "--check")
+	if code != 0 || !strings.Contains(out, "  bundle cron.v3: object CustomResourceDefinition crontabs.stable.example.com changed\n") || !strings.Contains(out, "check passed") {
+		t.Errorf("old refusal: exit %d\n%s", code, out)
+	}
+	// And a new refusal beside it is.
+	after = writeCronCatalogImages(t, false, wide, wide, strings.ReplaceAll(withNote, "Namespaced", "Cluster"))
+	code, out, _ = run(t, "alpha", "diff", before, after, "--check")
+	if want := `violation [crd-upgrade] cron/stable/cron.v3: update from cron.v2: CRD crontabs.stable.example.com: scope: scope changed : "Namespaced" -> "Cluster" (OLM v0 and v1 refuse it) (the new catalog changed the objects of cron.v3 in place; clusters that installed it run the old ones)`; code != 1 ||
+		!strings.Contains(out, want) || strings.Contains(out, "enum") || !strings.Contains(out, "check failed: 1 violation, 0 warnings") {
+		t.Errorf("new refusal beside an old one: exit %d, want 1 and %q alone\n%s", code, want, out)
 	}
 }
