@@ -3,6 +3,7 @@
 package action
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -231,14 +232,11 @@ func (a *Hub) Run(ctx context.Context) error {
 			}
 		}
 	}
-	hubCats := make([]httpserver.HubCatalog, len(a.Catalogs))
-	for i, c := range a.Catalogs {
-		hubCats[i] = httpserver.HubCatalog{Name: c.Name, Ref: c.Ref, Priority: c.Priority, PollIntervalMinutes: int(c.PollInterval / time.Minute)}
-	}
+	hubCats := a.hubCatalogs()
 	var ch *clusterHub
 	if len(a.State) > 0 || a.Cluster != nil {
 		var err error
-		if ch, err = a.readState(ctx, hubCats, log); err != nil {
+		if ch, err = a.readState(ctx, log); err != nil {
 			if ctx.Err() != nil {
 				// Stopped while reading the state (a must-gather, a
 				// live cluster): a graceful stop, nothing served yet.
@@ -247,6 +245,7 @@ func (a *Hub) Run(ctx context.Context) error {
 			}
 			return err
 		}
+		hubCats = ch.catalogs
 	}
 	var stopping atomic.Bool
 	opts := httpserver.HubOptions{Catalogs: hubCats, Ready: func() bool { return !stopping.Load() }, Metrics: httpserver.NewHubMetrics(),
@@ -470,10 +469,19 @@ func (a *Hub) load(ctx context.Context, c HubCatalogFlag, ref string, log *slog.
 	return snap, nil
 }
 
+// hubCatalogs are the catalogs of the flags, none mapped to a
+// CatalogSource yet.
+func (a *Hub) hubCatalogs() []httpserver.HubCatalog {
+	cats := make([]httpserver.HubCatalog, len(a.Catalogs))
+	for i, c := range a.Catalogs {
+		cats[i] = httpserver.HubCatalog{Name: c.Name, Ref: c.Ref, Priority: c.Priority, PollIntervalMinutes: int(c.PollInterval / time.Minute)}
+	}
+	return cats
+}
+
 // readState reads the cluster's state and maps each catalog to its
-// CatalogSource: by name (NAMESPACE/NAME when several have it), its
-// priority the CatalogSource's unless given.
-func (a *Hub) readState(ctx context.Context, cats []httpserver.HubCatalog, log *slog.Logger) (*clusterHub, error) {
+// CatalogSource (mapCatalogs).
+func (a *Hub) readState(ctx context.Context, log *slog.Logger) (*clusterHub, error) {
 	state, err := a.readObjects(ctx)
 	if err != nil {
 		return nil, err
@@ -482,6 +490,29 @@ func (a *Hub) readState(ctx context.Context, cats []httpserver.HubCatalog, log *
 	if global == "" {
 		global = globalNamespaceOf(state)
 	}
+	cats, err := a.mapCatalogs(state, nil, log)
+	if err != nil {
+		return nil, err
+	}
+	ch := newClusterHub(state, global, cats)
+	if a.BundleImages != nil {
+		ch.bundles = &bundlePuller{images: a.BundleImages, pulled: map[string]*pulledBundle{}}
+	}
+	return ch, nil
+}
+
+// mapCatalogs maps each catalog to the state's CatalogSource it gives the
+// content of: by name, or NAMESPACE/NAME when the flag gives it; its
+// priority the CatalogSource's unless the flag gives one. A name that
+// several CatalogSources have, and a CatalogSource two catalogs would
+// give, are errors. prev is the mapping served (nil at the first
+// reading): at the first reading a NAMESPACE/NAME the state lacks is an
+// error (the question is wrong), and a catalog that no CatalogSource has
+// is said once; at a later one, a CatalogSource no longer in the cluster
+// was deleted: its catalog is left out of the cluster's answers, as OLM
+// leaves it out. Each change from prev is logged.
+func (a *Hub) mapCatalogs(state *cluster.State, prev []httpserver.HubCatalog, log *slog.Logger) ([]httpserver.HubCatalog, error) {
+	cats := a.hubCatalogs()
 	byName := map[string][]string{}
 	var keys []string
 	for _, cs := range state.CatalogSources {
@@ -494,12 +525,17 @@ func (a *Hub) readState(ctx context.Context, cats []httpserver.HubCatalog, log *
 		if f.Namespace != "" {
 			key = f.Namespace + "/" + f.Name
 			if state.CatalogSource(f.Namespace, f.Name) == nil {
-				return nil, fmt.Errorf("--catalog %s/%s: the state has no CatalogSource %s (its CatalogSources: %s)%s", f.Namespace, f.Name, key, list(keys), suggest.Hint(key, keys))
+				if prev == nil {
+					return nil, fmt.Errorf("--catalog %s/%s: the state has no CatalogSource %s (its CatalogSources: %s)%s", f.Namespace, f.Name, key, list(keys), suggest.Hint(key, keys))
+				}
+				key = ""
 			}
 		} else {
 			switch ks := byName[f.Name]; len(ks) {
 			case 0:
-				log.Warn("the catalog is no CatalogSource of the state: the cluster's answers leave it out", "catalog", f.Name, "catalogSources", list(keys))
+				if prev == nil {
+					log.Warn("the catalog is no CatalogSource of the state: the cluster's answers leave it out", "catalog", f.Name, "catalogSources", list(keys))
+				}
 			case 1:
 				key = ks[0]
 			default:
@@ -519,11 +555,23 @@ func (a *Hub) readState(ctx context.Context, cats []httpserver.HubCatalog, log *
 			cats[i].Priority = catalogSourceOf(state, key).Spec.Priority
 		}
 	}
-	ch := newClusterHub(state, global, cats)
-	if a.BundleImages != nil {
-		ch.bundles = &bundlePuller{images: a.BundleImages, pulled: map[string]*pulledBundle{}}
+	for i, c := range cats {
+		if prev == nil || c == prev[i] {
+			continue
+		}
+		p := prev[i]
+		switch {
+		case c.CatalogSource == "":
+			log.Warn("the catalog's CatalogSource is no longer in the cluster: the cluster's answers leave it out", "catalog", c.Name,
+				"catalogSource", p.CatalogSource, "priority", c.Priority)
+		case c.CatalogSource != p.CatalogSource:
+			log.Info("the catalog gives another CatalogSource's content", "catalog", c.Name, "catalogSource", c.CatalogSource,
+				"was", cmp.Or(p.CatalogSource, "none"), "priority", c.Priority, "priorityWas", p.Priority)
+		default:
+			log.Info("the catalog's priority changed", "catalog", c.Name, "catalogSource", c.CatalogSource, "priority", c.Priority, "priorityWas", p.Priority)
+		}
 	}
-	return ch, nil
+	return cats, nil
 }
 
 // readObjects reads the cluster's objects: the files of State, or the
@@ -553,12 +601,15 @@ func (a *Hub) stateInterval() time.Duration {
 
 // followCluster reads the live cluster's state again every
 // StateInterval until ctx is done, each reading within
-// stateReadTimeout. A state that changed is served from
-// then on (the catalogs keep the CatalogSources and priorities of the
-// first reading); one that did not is only recorded; a reading that
-// fails leaves the last good state served, and says so.
+// stateReadTimeout. A state that changed is served from then on, with
+// the catalogs mapped to its CatalogSources anew (mapCatalogs: a
+// CatalogSource created, deleted, moved to another namespace or given
+// another priority is taken, as OLM takes it at its next sync); one that
+// did not change is only recorded; a reading that fails, or whose
+// CatalogSources no longer map to the catalogs (a name two of them have
+// now), leaves the last good state served, and says so.
 func (a *Hub) followCluster(ctx context.Context, hub *httpserver.Hub, first *clusterHub, log *slog.Logger) {
-	last := stateFingerprint(first.state)
+	last, served := stateFingerprint(first.state), first
 	for {
 		t := time.NewTimer(a.stateInterval())
 		select {
@@ -592,17 +643,17 @@ func (a *Hub) followCluster(ctx context.Context, hub *httpserver.Hub, first *clu
 			log.Debug("read the cluster state again: it is the same", "state", state.Summary())
 			continue
 		}
-		for _, c := range first.catalogs {
-			if ns, name, ok := strings.Cut(c.CatalogSource, "/"); ok && state.CatalogSource(ns, name) == nil {
-				log.Warn("the catalog's CatalogSource is no longer in the cluster: the cluster's answers leave it out", "catalog", c.Name, "catalogSource", c.CatalogSource)
-			}
+		cats, err := a.mapCatalogs(state, served.catalogs, log)
+		if err != nil {
+			hub.ClusterFailed(fmt.Errorf("the cluster's CatalogSources no longer map to the hub's catalogs: %w", err))
+			continue
 		}
-		ch := newClusterHub(state, first.global, first.catalogs)
+		ch := newClusterHub(state, first.global, cats)
 		ch.bundles = first.bundles
-		if err := hub.SetCluster(ch); err != nil {
+		if err := hub.SetCluster(ch, cats); err != nil {
 			return
 		}
-		last = fp
+		last, served = fp, ch
 		log.Info("the cluster state changed: serving it", "state", state.Summary())
 	}
 }

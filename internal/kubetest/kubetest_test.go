@@ -2,6 +2,7 @@ package kubetest
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -158,5 +159,32 @@ func TestLists(t *testing.T) {
 	}
 	if code, _ := get("/api/v1/namespaces", "wrong"); code != 401 {
 		t.Errorf("wrong token: %d", code)
+	}
+
+	// An object changed in place (Put), one deleted, one put anew.
+	if err := l.Put([]byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"b","labels":{"x":"y"}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if !l.Delete("v1", "Namespace", "", "a") || l.Delete("v1", "Namespace", "", "a") || l.Delete("v1", "Pod", "", "a") {
+		t.Error("Delete does not say whether it deleted")
+	}
+	if err := l.Put([]byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"d"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for cont := ""; ; {
+		_, m := get("/api/v1/namespaces?continue="+cont, "tok")
+		for _, it := range m["items"].([]any) {
+			md := it.(map[string]any)["metadata"].(map[string]any)
+			got = append(got, fmt.Sprint(md["name"], " ", md["labels"]))
+		}
+		c, _ := m["metadata"].(map[string]any)["continue"].(string)
+		if c == "" {
+			break
+		}
+		cont = c
+	}
+	if strings.Join(got, ",") != "b map[x:y],c <nil>,d <nil>" {
+		t.Errorf("after Put and Delete: %v", got)
 	}
 }

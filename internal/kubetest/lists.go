@@ -114,6 +114,17 @@ func (l *Lists) Forbid(apiVersion, resource string) {
 // Add adds an object given as JSON (apiVersion, kind and metadata.name
 // required), serving its resource.
 func (l *Lists) Add(obj []byte) error {
+	return l.add(obj, false)
+}
+
+// Put adds an object as Add does, in place of the object of its kind,
+// namespace and name when there is one: an object changed in the
+// cluster, the change seen whole by the next list.
+func (l *Lists) Put(obj []byte) error {
+	return l.add(obj, true)
+}
+
+func (l *Lists) add(obj []byte, replace bool) error {
 	var h struct {
 		APIVersion string            `json:"apiVersion"`
 		Kind       string            `json:"kind"`
@@ -128,9 +139,34 @@ func (l *Lists) Add(obj []byte) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.serve(h.APIVersion, resourceOf(h.Kind), h.Kind)
+	key := h.Metadata.Namespace + "/" + h.Metadata.Name
+	if i := slices.Index(r.keys, key); replace && i >= 0 {
+		r.objects[i] = bytes.Clone(obj)
+		return nil
+	}
 	r.objects = append(r.objects, bytes.Clone(obj))
-	r.keys = append(r.keys, h.Metadata.Namespace+"/"+h.Metadata.Name)
+	r.keys = append(r.keys, key)
 	return nil
+}
+
+// Delete removes the objects of a kind (e.g. "operators.coreos.com/v1alpha1",
+// "CatalogSource") with that namespace and name; it says whether there
+// were any.
+func (l *Lists) Delete(apiVersion, kind, namespace, name string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.resources[listPath(apiVersion, resourceOf(kind))]
+	if r == nil {
+		return false
+	}
+	key, n := namespace+"/"+name, len(r.keys)
+	for i := len(r.keys) - 1; i >= 0; i-- {
+		if r.keys[i] == key {
+			r.keys = slices.Delete(r.keys, i, i+1)
+			r.objects = slices.Delete(r.objects, i, i+1)
+		}
+	}
+	return len(r.keys) < n
 }
 
 // AddYAML adds the objects of a YAML or JSON stream (several documents;

@@ -40,9 +40,11 @@ import (
 //
 // Catalogs come and go while the hub serves: Set swaps a catalog's
 // snapshot in atomically (a reload), Failed records a load that did not
-// work (the last good snapshot stays served). Each request works on one
-// world, the catalogs served when it started; a snapshot is closed once
-// no request uses a world that holds it.
+// work (the last good snapshot stays served), SetCluster swaps in a
+// cluster state read again with the catalogs' CatalogSources and
+// priorities as that reading maps them. Each request works on one world,
+// the catalogs and mapping served when it started; a snapshot is closed
+// once no request uses a world that holds it.
 
 // HubCatalog is one catalog of a hub.
 type HubCatalog struct {
@@ -213,6 +215,10 @@ type Hub struct {
 	work chan struct{}
 	h    http.Handler
 
+	// swap serializes the changes of the world (Set, SetCluster, Close):
+	// each builds its Servers from the mapping of the world it replaces.
+	swap sync.Mutex
+
 	mu     sync.Mutex
 	cur    *world
 	status map[string]*CatalogStatus
@@ -220,18 +226,30 @@ type Hub struct {
 	closed bool
 }
 
-// hubCat is a catalog's snapshot served, and its Server.
+// hubCat is a catalog's snapshot served, and its Server, made for the
+// catalog's mapping (conf: its CatalogSource's namespace and priority are
+// those of its install answers). A mapping changed gives the same
+// snapshot a new Server: both hubCats share the hubSnap.
 type hubCat struct {
 	conf HubCatalog
 	srv  *Server
+	snap *hubSnap
+}
+
+// hubSnap is a snapshot served, and how many worlds hold a catalog of it.
+type hubSnap struct {
 	snap *cache.Snapshot
-	refs int // the worlds that hold it (Hub.mu)
+	refs int // Hub.mu
 }
 
 // world is the catalogs served at one time, and what is computed from
 // them when first asked for.
 type world struct {
-	cats   []*hubCat // in the hub's order; nil: not served
+	cats []*hubCat // in the hub's order; nil: not served
+	// confs are the catalogs in the hub's order as the cluster state maps
+	// them (CatalogSource, priority); never changed in place. A catalog
+	// served has its conf: cats[i].conf == confs[i].
+	confs  []HubCatalog
 	state  ClusterState
 	active int // requests using it (Hub.mu)
 
@@ -275,7 +293,7 @@ func NewHub(opts HubOptions) (*Hub, error) {
 		opts.MaxTerms = DefaultMaxTerms
 	}
 	h := &Hub{opts: opts, log: opts.Logger, work: make(chan struct{}, workers()), status: map[string]*CatalogStatus{}}
-	h.cur = &world{cats: make([]*hubCat, len(opts.Catalogs)), state: opts.Cluster}
+	h.cur = &world{cats: make([]*hubCat, len(opts.Catalogs)), confs: slices.Clone(opts.Catalogs), state: opts.Cluster}
 	if opts.Cluster != nil {
 		now := time.Now()
 		h.state = &ClusterStatus{State: CatalogServing, Read: &now, Checked: &now, IntervalSeconds: int(opts.StateInterval / time.Second)}
@@ -312,32 +330,26 @@ func (h *Hub) Set(name string, snap *cache.Snapshot, digest string, took time.Du
 	if i < 0 {
 		return fmt.Errorf("the hub has no catalog %q", name)
 	}
-	conf := h.opts.Catalogs[i]
-	ns, _, _ := strings.Cut(conf.CatalogSource, "/")
-	if conf.CatalogSource == "" {
-		ns = ""
-	}
-	srv, err := New(snap, Options{CatalogName: name, Metrics: h.opts.Metrics, Logger: h.log, IdleWrite: h.opts.IdleWrite,
-		Budget: h.opts.Budget, MaxTerms: h.opts.MaxTerms, CacheBytes: h.opts.CacheBytes,
-		Priority: conf.Priority, Namespace: ns, work: h.work})
+	h.swap.Lock()
+	defer h.swap.Unlock()
+	h.mu.Lock()
+	conf := h.cur.confs[i]
+	h.mu.Unlock()
+	srv, err := h.newServer(conf, snap)
 	if err != nil {
 		return err
 	}
 	now := time.Now()
-	c := &hubCat{conf: conf, srv: srv, snap: snap}
+	c := &hubCat{conf: conf, srv: srv, snap: &hubSnap{snap: snap}}
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
 		return errors.New("the hub is closed")
 	}
 	old := h.cur
-	nw := &world{cats: slices.Clone(old.cats), state: old.state}
+	nw := &world{cats: slices.Clone(old.cats), confs: old.confs, state: old.state}
 	nw.cats[i] = c
-	for _, hc := range nw.cats {
-		if hc != nil {
-			hc.refs++
-		}
-	}
+	holdLocked(nw)
 	h.cur = nw
 	st := h.status[name]
 	st.State, st.Error, st.Digest, st.Loaded = CatalogServing, "", digest, &now
@@ -351,6 +363,28 @@ func (h *Hub) Set(name string, snap *cache.Snapshot, digest string, took time.Du
 	h.log.Info("serving catalog", "catalog", name, "ref", conf.Ref, "digest", digest, "packages", len(snap.Index.Packages),
 		"bundles", len(snap.Index.Bundles), "took", took.Round(time.Millisecond))
 	return nil
+}
+
+// newServer is the Server of a catalog's snapshot for its mapping: its
+// install answers name its CatalogSource's namespace and priority.
+func (h *Hub) newServer(conf HubCatalog, snap *cache.Snapshot) (*Server, error) {
+	ns, _, _ := strings.Cut(conf.CatalogSource, "/")
+	if conf.CatalogSource == "" {
+		ns = ""
+	}
+	return New(snap, Options{CatalogName: conf.Name, Metrics: h.opts.Metrics, Logger: h.log, IdleWrite: h.opts.IdleWrite,
+		Budget: h.opts.Budget, MaxTerms: h.opts.MaxTerms, CacheBytes: h.opts.CacheBytes,
+		Priority: conf.Priority, Namespace: ns, work: h.work})
+}
+
+// holdLocked counts a new world as a holder of its snapshots. h.mu is
+// held.
+func holdLocked(w *world) {
+	for _, hc := range w.cats {
+		if hc != nil {
+			hc.snap.refs++
+		}
+	}
 }
 
 // Failed records that loading the catalog failed: a catalog served keeps
@@ -382,10 +416,57 @@ func (h *Hub) Failed(name string, err error) {
 
 // SetCluster serves cs as the cluster state from now on (the state read
 // again, and changed), swapped in as a catalog is: requests under way
-// finish with the state they started with.
-func (h *Hub) SetCluster(cs ClusterState) error {
+// finish with the state they started with. cats, unless nil, are the
+// catalogs as that state maps them, in the hub's order: the same names
+// and references, each with its CatalogSource and priority, which every
+// answer takes from then on (the merged list's order, installs across
+// catalogs, the cluster's answers, the catalogs' status); a catalog
+// served whose mapping changed gets a Server of its own for it over the
+// same snapshot. On an error nothing changes.
+func (h *Hub) SetCluster(cs ClusterState, cats []HubCatalog) error {
 	if cs == nil || h.opts.Cluster == nil {
 		return errors.New("the hub has no cluster state to replace")
+	}
+	if cats != nil {
+		if len(cats) != len(h.opts.Catalogs) {
+			return fmt.Errorf("the cluster state maps %d catalogs; the hub has %d", len(cats), len(h.opts.Catalogs))
+		}
+		for i, c := range cats {
+			o := h.opts.Catalogs[i]
+			if c.Name != o.Name || c.Ref != o.Ref || c.PollIntervalMinutes != o.PollIntervalMinutes {
+				return fmt.Errorf("the cluster state maps catalog %q where the hub has %q (%s): only a catalog's CatalogSource and priority change", c.Name, o.Name, o.Ref)
+			}
+		}
+	}
+	h.swap.Lock()
+	defer h.swap.Unlock()
+	h.mu.Lock()
+	old, closed := h.cur, h.closed
+	h.mu.Unlock()
+	if closed {
+		return errors.New("the hub is closed")
+	}
+	// Only Set, SetCluster and Close replace h.cur, and they hold
+	// h.swap: old stays the current world while the Servers are made.
+	confs, served := old.confs, slices.Clone(old.cats)
+	var changed []int
+	if cats != nil {
+		confs = slices.Clone(cats)
+		for i := range confs {
+			if confs[i] == old.confs[i] {
+				continue
+			}
+			changed = append(changed, i)
+			c := old.cats[i]
+			if c == nil {
+				continue
+			}
+			srv, err := h.newServer(confs[i], c.snap.snap)
+			if err != nil {
+				return err
+			}
+			served[i] = &hubCat{conf: confs[i], srv: srv, snap: c.snap}
+		}
 	}
 	now := time.Now()
 	h.mu.Lock()
@@ -393,14 +474,13 @@ func (h *Hub) SetCluster(cs ClusterState) error {
 		h.mu.Unlock()
 		return errors.New("the hub is closed")
 	}
-	old := h.cur
-	nw := &world{cats: slices.Clone(old.cats), state: cs}
-	for _, hc := range nw.cats {
-		if hc != nil {
-			hc.refs++
-		}
-	}
+	nw := &world{cats: served, confs: confs, state: cs}
+	holdLocked(nw)
 	h.cur = nw
+	for _, i := range changed {
+		st := h.status[confs[i].Name]
+		st.Priority, st.CatalogSource = confs[i].Priority, confs[i].CatalogSource
+	}
 	h.state.State, h.state.Error, h.state.Read, h.state.Checked = CatalogServing, "", &now, &now
 	closing := h.retireLocked(old)
 	h.mu.Unlock()
@@ -468,10 +548,12 @@ func (h *Hub) Status() []CatalogStatus {
 // Close stops serving: every snapshot is closed once the requests under
 // way end. Call it once the HTTP server has stopped.
 func (h *Hub) Close() {
+	h.swap.Lock()
+	defer h.swap.Unlock()
 	h.mu.Lock()
 	h.closed = true
 	old := h.cur
-	h.cur = &world{cats: make([]*hubCat, len(old.cats)), state: old.state}
+	h.cur = &world{cats: make([]*hubCat, len(old.cats)), confs: old.confs, state: old.state}
 	closing := h.retireLocked(old)
 	h.mu.Unlock()
 	closeCats(closing)
@@ -489,8 +571,8 @@ func (h *Hub) retireLocked(w *world) []*hubCat {
 		if c == nil {
 			continue
 		}
-		c.refs--
-		if c.refs == 0 {
+		c.snap.refs--
+		if c.snap.refs == 0 {
 			out = append(out, c)
 		}
 	}
@@ -500,7 +582,7 @@ func (h *Hub) retireLocked(w *world) []*hubCat {
 
 func closeCats(cats []*hubCat) {
 	for _, c := range cats {
-		_ = c.snap.Close()
+		_ = c.snap.snap.Close()
 	}
 }
 
@@ -1093,7 +1175,7 @@ func (wd *world) clusterAnswers(h *Hub) (ClusterAnswers, error) {
 			return
 		}
 		for i := range cats {
-			cats[i].HubCatalog = h.opts.Catalogs[i]
+			cats[i].HubCatalog = wd.confs[i]
 		}
 		wd.cluster, wd.clusterErr = wd.state.Answers(context.Background(), cats)
 	})
@@ -1120,7 +1202,7 @@ func (h *Hub) noCluster(w http.ResponseWriter, r *http.Request) bool {
 func (h *Hub) clusterLoading(w http.ResponseWriter, r *http.Request, wd *world) bool {
 	var loading []string
 	h.mu.Lock()
-	for i, c := range h.opts.Catalogs {
+	for i, c := range wd.confs {
 		if c.CatalogSource != "" && wd.cats[i] == nil && h.status[c.Name].State != CatalogFailed {
 			loading = append(loading, c.Name)
 		}
