@@ -155,10 +155,7 @@ func execChild(s Streams, p string, args []string, env []string) (int, error) {
 	if errors.As(err, &ee) && ee.ExitCode() >= 0 {
 		return ee.ExitCode(), nil
 	}
-	if err != nil {
-		return 0, err
-	}
-	return 0, nil
+	return 0, err
 }
 
 // leanRanAsFull returns, in a lean opm that another lean opm ran as
