@@ -54,6 +54,7 @@ func startHub(t *testing.T, a *Hub) *runningHub {
 	select {
 	case r.hub = <-hubs:
 	case err := <-r.done:
+		r.done <- nil // for the cleanup, which waits for the end
 		t.Fatalf("the hub did not start: %v", err)
 	}
 	return r
