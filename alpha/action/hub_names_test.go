@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/fastopm/fastopm/internal/kubetest"
+	"github.com/fastopm/fastopm/pkg/httpserver"
 )
 
 // sameNameState is a cluster with two CatalogSources of one name,
@@ -223,8 +224,13 @@ func TestHubCatalogNamesLive(t *testing.T) {
 	}
 
 	putCatalogSource(t, l, "team-b", "my-catalog", "quay.io/example/team-b-catalog:latest", 5)
-	v := r.waitHub(t, func(v hubView) bool { return v.catalog("my-catalog-b").Priority == 5 })
-	if c := v.catalog("my-catalog-b"); c.CatalogSource != "team-b/my-catalog" {
+	// The reading served (its CatalogSource's priority in the overview),
+	// the catalog of it took it.
+	v := r.waitHub(t, func(v hubView) bool { cs := v.source("team-b/my-catalog"); return cs != nil && cs.Priority == 5 })
+	if cs := v.source("team-b/my-catalog"); cs.Catalog != "my-catalog-b" {
+		t.Errorf("CatalogSource team-b/my-catalog after the reading: %+v", cs)
+	}
+	if c := v.catalog("my-catalog-b"); c.CatalogSource != "team-b/my-catalog" || c.Priority != 5 {
 		t.Errorf("my-catalog-b after the reading: %+v", c)
 	}
 	if c := v.catalog("my-catalog-a"); c.CatalogSource != "team-a/my-catalog" || c.Priority != 0 {
@@ -282,7 +288,11 @@ func TestHubCatalogNamesRefused(t *testing.T) {
 		{parse("team-c/my-catalog=" + a + ",name=x"), []string{state}, "--catalog team-c/my-catalog,name=x: the state has no CatalogSource team-c/my-catalog"},
 		{[]HubCatalogFlag{{Name: "x", SourceName: "Bad", Ref: a}}, nil, `invalid catalog name "Bad"`},
 	} {
-		err := (&Hub{Catalogs: tc.cats, State: tc.state, HTTPAddr: "127.0.0.1:0"}).Run(context.Background())
+		// A hub that starts (the flags not refused) stops at once.
+		ctx, cancel := context.WithCancel(context.Background())
+		err := (&Hub{Catalogs: tc.cats, State: tc.state, HTTPAddr: "127.0.0.1:0", Sources: DirResolver{},
+			OnHub: func(*httpserver.Hub) { cancel() }}).Run(ctx)
+		cancel()
 		if err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("%+v: %v, want %q", tc.cats, err, tc.err)
 		}
