@@ -102,25 +102,48 @@ type Hub struct {
 const DefaultStateInterval = 3 * time.Minute
 
 // HubCatalogFlag is one --catalog of the hub: [NAMESPACE/]NAME=REF
-// [,priority=N][,pollIntervalMinutes=M].
+// [,priority=N][,pollIntervalMinutes=M][,name=HUBNAME].
 type HubCatalogFlag struct {
-	// Name is the catalog's name in the hub's URLs, and the name of the
-	// state's CatalogSource it gives the content of; Namespace, when
-	// given, that CatalogSource's namespace.
-	Name, Namespace string
-	Ref             string
-	Priority        int
-	PrioritySet     bool
+	// Name is the catalog's name in the hub (its URLs, the page,
+	// /api/v1/hub, the install answers): name=HUBNAME, else NAME.
+	// SourceName is the name of the state's CatalogSource it gives the
+	// content of: NAME, "" when it is Name (no name=, or the same).
+	// Namespace, when given, is that CatalogSource's namespace.
+	Name, SourceName, Namespace string
+	Ref                         string
+	Priority                    int
+	PrioritySet                 bool
 	// PollInterval is how often the image is polled for a new digest (0:
 	// never): pollIntervalMinutes.
 	PollInterval time.Duration
 }
 
-// ParseHubCatalog reads [NAMESPACE/]NAME=REF[,priority=N][,pollIntervalMinutes=M].
+// hubCatalogForm is --catalog's form, as its errors name it.
+const hubCatalogForm = "[NAMESPACE/]NAME=REF[,priority=N][,pollIntervalMinutes=M][,name=HUBNAME]"
+
+// sourceName is the name of the CatalogSource the catalog gives the
+// content of.
+func (c HubCatalogFlag) sourceName() string { return cmp.Or(c.SourceName, c.Name) }
+
+// flagName is the catalog as its --catalog names it: [NAMESPACE/]NAME,
+// and ",name=HUBNAME" when the hub's name differs.
+func (c HubCatalogFlag) flagName() string {
+	s := c.sourceName()
+	if c.Namespace != "" {
+		s = c.Namespace + "/" + s
+	}
+	if c.SourceName != "" && c.SourceName != c.Name {
+		s += ",name=" + c.Name
+	}
+	return s
+}
+
+// ParseHubCatalog reads [NAMESPACE/]NAME=REF[,priority=N]
+// [,pollIntervalMinutes=M][,name=HUBNAME].
 func ParseHubCatalog(s string) (HubCatalogFlag, error) {
 	name, rest, ok := strings.Cut(s, "=")
 	if !ok || name == "" || rest == "" {
-		return HubCatalogFlag{}, fmt.Errorf("invalid catalog %q: expected [NAMESPACE/]NAME=REF[,priority=N][,pollIntervalMinutes=M]", s)
+		return HubCatalogFlag{}, fmt.Errorf("invalid catalog %q: expected %s", s, hubCatalogForm)
 	}
 	c := HubCatalogFlag{Name: name, Ref: rest}
 	if ns, n, ok := strings.Cut(name, "/"); ok {
@@ -134,6 +157,7 @@ func ParseHubCatalog(s string) (HubCatalogFlag, error) {
 	}
 	// Options from the end: a directory's name may hold a comma, rarely
 	// one followed by KEY=.
+	hubName := ""
 	for {
 		i := strings.LastIndex(c.Ref, ",")
 		if i < 0 {
@@ -159,19 +183,32 @@ func ParseHubCatalog(s string) (HubCatalogFlag, error) {
 				return HubCatalogFlag{}, fmt.Errorf("invalid catalog %q: pollIntervalMinutes %q is not a whole number of minutes from 1 to %d", s, v, 1<<20)
 			}
 			c.PollInterval = time.Duration(n) * time.Minute
+		case "name":
+			if hubName != "" {
+				return HubCatalogFlag{}, fmt.Errorf("invalid catalog %q: name= is given twice", s)
+			}
+			if err := httpserver.ValidCatalogName(v); err != nil {
+				return HubCatalogFlag{}, fmt.Errorf("invalid catalog %q: name=: %w", s, err)
+			}
+			hubName = v
 		default:
 			if _, err := os.Stat(c.Ref); err == nil {
-				return finishHubCatalog(s, c)
+				return finishHubCatalog(s, c, hubName)
 			}
-			return HubCatalogFlag{}, fmt.Errorf("invalid catalog %q: unknown option %q (the options are priority=N and pollIntervalMinutes=M)%s",
-				s, k, suggest.Hint(k, []string{"priority", "pollIntervalMinutes"}))
+			return HubCatalogFlag{}, fmt.Errorf("invalid catalog %q: unknown option %q (the options are priority=N, pollIntervalMinutes=M and name=HUBNAME)%s",
+				s, k, suggest.Hint(k, []string{"priority", "pollIntervalMinutes", "name"}))
 		}
 		c.Ref = c.Ref[:i]
 	}
-	return finishHubCatalog(s, c)
+	return finishHubCatalog(s, c, hubName)
 }
 
-func finishHubCatalog(s string, c HubCatalogFlag) (HubCatalogFlag, error) {
+// finishHubCatalog checks the reference and gives the catalog its hub
+// name.
+func finishHubCatalog(s string, c HubCatalogFlag, hubName string) (HubCatalogFlag, error) {
+	if hubName != "" && hubName != c.Name {
+		c.SourceName, c.Name = c.Name, hubName
+	}
 	if c.Ref == "" {
 		return HubCatalogFlag{}, fmt.Errorf("invalid catalog %q: no reference", s)
 	}
@@ -215,15 +252,20 @@ func (a *Hub) Run(ctx context.Context) error {
 	if a.StateInterval < 0 {
 		return errors.New("--state-interval must not be negative")
 	}
-	seen := map[string]bool{}
+	seen := map[string]HubCatalogFlag{}
 	for _, c := range a.Catalogs {
 		if err := httpserver.ValidCatalogName(c.Name); err != nil {
-			return fmt.Errorf("--catalog %s: %w", c.Name, err)
+			return fmt.Errorf("--catalog %s: %w", c.flagName(), err)
 		}
-		if seen[c.Name] {
-			return fmt.Errorf("--catalog %s: two catalogs are named %q: give each a name of its own", c.Name, c.Name)
+		if c.SourceName != "" {
+			if err := httpserver.ValidCatalogName(c.SourceName); err != nil {
+				return fmt.Errorf("--catalog %s: %w", c.flagName(), err)
+			}
 		}
-		seen[c.Name] = true
+		if o, ok := seen[c.Name]; ok {
+			return duplicateHubName(o, c)
+		}
+		seen[c.Name] = c
 		if isDirRef(c.Ref) {
 			if st, err := os.Stat(c.Ref); err != nil {
 				return fmt.Errorf("--catalog %s: %w", c.Name, err)
@@ -328,6 +370,23 @@ func (a *Hub) Run(ctx context.Context) error {
 		return fmt.Errorf("serve HTTP: %w", webErr)
 	}
 	return nil
+}
+
+// duplicateHubName is the error of two catalogs c and o of one name in
+// the hub: it says to give one of them a name of its own with name=.
+func duplicateHubName(o, c HubCatalogFlag) error {
+	if c.SourceName == "" && o.SourceName == "" {
+		// The same NAME twice: two CatalogSources of one name in two
+		// namespaces, as per-namespace catalogs often are, or a mistake.
+		ex := c.Name + "-2"
+		if c.Namespace != "" && c.Namespace != o.Namespace {
+			ex = c.Name + "-" + c.Namespace
+		}
+		return fmt.Errorf("--catalog %s: two catalogs are named %q: give each a name of its own in the hub with name=HUBNAME (e.g. --catalog %s=REF,name=%s)",
+			c.flagName(), c.Name, c.flagName(), ex)
+	}
+	return fmt.Errorf("--catalog %s: two catalogs are named %q in the hub (--catalog %s is too): give each a name of its own with name=HUBNAME",
+		c.flagName(), c.Name, o.flagName())
 }
 
 // startHTTP serves the hub's handler, with TLS as serve has it.
@@ -521,25 +580,27 @@ func (a *Hub) mapCatalogs(state *cluster.State, prev []httpserver.HubCatalog, lo
 		byName[cs.Name] = append(byName[cs.Name], key)
 	}
 	for i, f := range a.Catalogs {
-		key := ""
+		// The CatalogSource's name, not the hub's (name=), at every
+		// reading.
+		src, key := f.sourceName(), ""
 		if f.Namespace != "" {
-			key = f.Namespace + "/" + f.Name
-			if state.CatalogSource(f.Namespace, f.Name) == nil {
+			key = f.Namespace + "/" + src
+			if state.CatalogSource(f.Namespace, src) == nil {
 				if prev == nil {
-					return nil, fmt.Errorf("--catalog %s/%s: the state has no CatalogSource %s (its CatalogSources: %s)%s", f.Namespace, f.Name, key, list(keys), suggest.Hint(key, keys))
+					return nil, fmt.Errorf("--catalog %s: the state has no CatalogSource %s (its CatalogSources: %s)%s", f.flagName(), key, list(keys), suggest.Hint(key, keys))
 				}
 				key = ""
 			}
 		} else {
-			switch ks := byName[f.Name]; len(ks) {
+			switch ks := byName[src]; len(ks) {
 			case 0:
 				if prev == nil {
-					log.Warn("the catalog is no CatalogSource of the state: the cluster's answers leave it out", "catalog", f.Name, "catalogSources", list(keys))
+					log.Warn("the catalog is no CatalogSource of the state: the cluster's answers leave it out", "catalog", f.Name, "catalogSource", src, "catalogSources", list(keys))
 				}
 			case 1:
 				key = ks[0]
 			default:
-				return nil, fmt.Errorf("--catalog %s: CatalogSources %s have that name: give NAMESPACE/NAME", f.Name, strings.Join(ks, " and "))
+				return nil, fmt.Errorf("--catalog %s: CatalogSources %s have that name: give NAMESPACE/NAME", f.flagName(), strings.Join(ks, " and "))
 			}
 		}
 		if key == "" {
@@ -547,7 +608,7 @@ func (a *Hub) mapCatalogs(state *cluster.State, prev []httpserver.HubCatalog, lo
 		}
 		for j := range i {
 			if cats[j].CatalogSource == key {
-				return nil, fmt.Errorf("--catalog %s: CatalogSource %s is given twice", f.Name, key)
+				return nil, fmt.Errorf("--catalog %s: CatalogSource %s is given twice", f.flagName(), key)
 			}
 		}
 		cats[i].CatalogSource = key
@@ -783,7 +844,14 @@ func (c *clusterHub) Answers(_ context.Context, cats []httpserver.WorldCatalog) 
 		if wc.CatalogSource == "" || wc.Catalog == nil {
 			continue
 		}
-		cc.byKey[wc.CatalogSource] = wc.Catalog
+		cat := wc.Catalog
+		// OLM names a CatalogSource's bundles by the CatalogSource
+		// (a Subscription's spec.source): a catalog served under a name
+		// of its own (name=) answers under its CatalogSource's.
+		if _, name, _ := strings.Cut(wc.CatalogSource, "/"); cat.Name != name {
+			cat = cat.Renamed(name)
+		}
+		cc.byKey[wc.CatalogSource] = cat
 		cc.read[wc.CatalogSource] = bundleReader(wc.Bundles)
 		served[wc.CatalogSource] = wc
 	}

@@ -54,6 +54,7 @@ func startHub(t *testing.T, a *Hub) *runningHub {
 	select {
 	case r.hub = <-hubs:
 	case err := <-r.done:
+		r.done <- nil // for the cleanup, which waits for the end
 		t.Fatalf("the hub did not start: %v", err)
 	}
 	return r
@@ -117,7 +118,19 @@ func TestParseHubCatalog(t *testing.T) {
 		{in: "my_catalog=./dir", err: `invalid catalog name "my_catalog"`},
 		{in: "a/b/c=./dir", err: "the name is NAME or NAMESPACE/NAME"},
 		{in: "c", err: "expected [NAMESPACE/]NAME=REF"},
-		{in: "c=x:v1,prority=1", err: `unknown option "prority" (the options are priority=N and pollIntervalMinutes=M); did you mean priority?`},
+		{in: "c=x:v1,prority=1", err: `unknown option "prority" (the options are priority=N, pollIntervalMinutes=M and name=HUBNAME); did you mean priority?`},
+		// name=: the catalog's name in the hub, NAME staying its
+		// CatalogSource's; parsed from the end as the other options.
+		{in: "team-a/my-catalog=./dir,name=my-catalog-a", want: HubCatalogFlag{Name: "my-catalog-a", SourceName: "my-catalog", Namespace: "team-a", Ref: "./dir"}},
+		{in: "my-catalog=quay.io/x/y:v1,name=mc,pollIntervalMinutes=5,priority=2",
+			want: HubCatalogFlag{Name: "mc", SourceName: "my-catalog", Ref: "quay.io/x/y:v1", Priority: 2, PrioritySet: true, PollInterval: 5 * time.Minute}},
+		{in: "c=" + comma + ",name=d", want: HubCatalogFlag{Name: "d", SourceName: "c", Ref: comma}},
+		{in: "c=./dir,name=c", want: HubCatalogFlag{Name: "c", Ref: "./dir"}},
+		{in: "c=./dir,nmae=d", err: `unknown option "nmae" (the options are priority=N, pollIntervalMinutes=M and name=HUBNAME); did you mean name?`},
+		{in: "c=./dir,name=My_Catalog", err: `name=: invalid catalog name "My_Catalog"`},
+		{in: "c=./dir,name=", err: `name=: invalid catalog name ""`},
+		{in: "c=./dir,name=a,name=b", err: "name= is given twice"},
+		{in: "Bad=./dir,name=good", err: `invalid catalog name "Bad"`},
 		{in: "c=x:v1,priority=high", err: `priority "high" is not a whole number`},
 		{in: "c=x:v1,pollIntervalMinutes=0", err: "pollIntervalMinutes \"0\" is not a whole number of minutes from 1"},
 		{in: "c=x@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef,pollIntervalMinutes=5", err: "cannot specify pollIntervalMinutes while using digest-based image"},

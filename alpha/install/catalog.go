@@ -151,6 +151,38 @@ func (c *Catalog) SetNamespace(ns string) {
 	}
 }
 
+// Renamed returns a copy of the catalog under another name: the same
+// priority, namespace, bundles and upgrade edges, with entries of its own
+// (an entry names its catalog, and OLM's identifier of it holds the
+// name). c is only read: a catalog already given to resolvers can be
+// renamed. The hub gives its cluster answers a catalog it serves under a
+// name of its own under its CatalogSource's name.
+func (c *Catalog) Renamed(name string) *Catalog {
+	n := &Catalog{Name: name, Priority: c.Priority, Namespace: c.Namespace, virtual: c.virtual, named: c.named,
+		packages: make(map[string]*pkgInfo, len(c.packages)), entries: make([]*Entry, len(c.entries))}
+	copies := make([]Entry, len(c.entries))
+	of := make(map[*Entry]*Entry, len(c.entries))
+	for i, e := range c.entries {
+		copies[i] = *e
+		ne := &copies[i]
+		ne.Catalog = n
+		ne.ident = n.Key() + "/" + e.Channel + "/" + e.Bundle.Name
+		n.entries[i], of[e] = ne, ne
+	}
+	for pn, p := range c.packages {
+		np := &pkgInfo{name: p.name, defaultChannel: p.defaultChannel, channels: p.channels, byChannel: make(map[string][]*Entry, len(p.byChannel))}
+		for ch, es := range p.byChannel {
+			nes := make([]*Entry, len(es))
+			for i, e := range es {
+				nes[i] = of[e]
+			}
+			np.byChannel[ch] = nes
+		}
+		n.packages[pn] = np
+	}
+	return n
+}
+
 // Packages returns the catalog's package names, sorted.
 func (c *Catalog) Packages() []string { return slices.Sorted(maps.Keys(c.packages)) }
 

@@ -25,7 +25,7 @@ var (
 	queryCommand         = fullCommand{use: "query", short: "Answer questions about a catalog: where OLM updates a bundle, what it installs", question: true}
 	diffCommand          = fullCommand{use: "diff OLD NEW", short: "Show what changed between two catalogs, and check that no installed bundle is stranded", question: true}
 	filterCommand        = fullCommand{use: "filter INDEX [OUTPUT_DIR] --config FILE [-o json|yaml]", short: "Keep part of a catalog (packages, channels, versions) as a catalog that still validates", question: true}
-	hubCommand           = fullCommand{use: "hub --catalog NAME=REF[,priority=N][,pollIntervalMinutes=M]... [--state PATH... | --kubeconfig FILE] --http-addr ADDR", short: "Serve several catalogs, and a cluster's operators, over HTTP: one API and web page for all", question: true}
+	hubCommand           = fullCommand{use: "hub --catalog NAME=REF[,priority=N][,pollIntervalMinutes=M][,name=HUBNAME]... [--state PATH... | --kubeconfig FILE] --http-addr ADDR", short: "Serve several catalogs, and a cluster's operators, over HTTP: one API and web page for all", question: true}
 	bundleExtractCommand = fullCommand{use: "extract", short: "Extracts the data in a bundle directory via ConfigMap"}
 )
 

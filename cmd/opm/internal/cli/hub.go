@@ -46,10 +46,14 @@ page over all of them. ,priority=N sets a catalog's priority (higher is
 preferred); ,pollIntervalMinutes=M polls an image by tag for a new digest
 every M minutes, as catalogd polls a ClusterCatalog, and serves the new
 content once it is loaded; a load that fails leaves the last good content
-served, and says so (/readyz, the page).
+served, and says so (/readyz, the page). ,name=HUBNAME names the catalog
+in the hub (its URLs, the page, the answers) when that must differ from
+NAME, its CatalogSource's name: two CatalogSources of one name in two
+namespaces are given as --catalog team-a/my-catalog=REF1,name=my-catalog-a
+--catalog team-b/my-catalog=REF2,name=my-catalog-b.
 
 --state reads a cluster's objects (as "opm alpha query cluster"): each
-catalog gives the content of the state's CatalogSource of its name
+catalog gives the content of the state's CatalogSource of its NAME
 (NAMESPACE/NAME when several have it; its priority the CatalogSource's
 unless given); a CatalogSource without a catalog is one OLM cannot reach.
 The hub then answers query cluster's questions over its catalogs
@@ -73,8 +77,9 @@ It stops gracefully on SIGTERM or SIGINT.
 
 Exit codes: 0 after a stop signal; 2 when the command line or the state is
 wrong (a catalog name that is not a DNS-1123 subdomain, two catalogs of one
-name, a state that does not read) or HTTP cannot be served.`,
+name in the hub, a state that does not read) or HTTP cannot be served.`,
 		Example: `  opm alpha hub --catalog community=./community-operators --catalog certified=quay.io/example/certified:v4.16,priority=10 --http-addr :8080
+  opm alpha hub --catalog team-a/my-catalog=./catalog-a,name=my-catalog-a --catalog team-b/my-catalog=./catalog-b,name=my-catalog-b --state must-gather.local.123 --http-addr :8080
   opm alpha hub --catalog redhat-operators=registry.redhat.io/redhat/redhat-operator-index:v4.16,pollIntervalMinutes=60 --state must-gather.local.123 --http-addr :8080`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -130,7 +135,7 @@ name, a state that does not read) or HTTP cannot be served.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringArrayVar(&catalogs, "catalog", nil, "a catalog as [NAMESPACE/]NAME=REF[,priority=N][,pollIntervalMinutes=M], REF a catalog directory or image (repeatable)")
+	f.StringArrayVar(&catalogs, "catalog", nil, "a catalog as [NAMESPACE/]NAME=REF[,priority=N][,pollIntervalMinutes=M][,name=HUBNAME], REF a catalog directory or image, NAME its CatalogSource's name, HUBNAME its name in the hub when another (default NAME) (repeatable)")
 	f.StringArrayVar(&a.State, "state", nil, "a cluster's objects: a file, a directory or a must-gather (repeatable)")
 	f.StringVar(&kubeconfig, "kubeconfig", "", "read the objects from the live cluster of this kubeconfig instead of --state, and again every --state-interval")
 	f.StringVar(&kubeContext, "context", "", "the kubeconfig's context to use (default: its current context)")
