@@ -392,12 +392,8 @@ func duplicateHubName(o, c HubCatalogFlag) error {
 // startHTTP serves the hub's handler, with TLS as serve has it.
 func (a *Hub) startHTTP(hub *httpserver.Hub, log *slog.Logger) (*webServer, error) {
 	hsrv := hub.HTTPServer()
-	if a.HTTPTLSCert != "" {
-		certs, err := httpserver.NewCertReloader(a.HTTPTLSCert, a.HTTPTLSKey)
-		if err != nil {
-			return nil, err
-		}
-		hsrv.TLSConfig = certs.TLSConfig()
+	if err := withTLS(hsrv, a.HTTPTLSCert, a.HTTPTLSKey); err != nil {
+		return nil, err
 	}
 	w, lis, scheme, err := listenAndServe(hsrv, a.HTTPListener, a.HTTPAddr, log)
 	if err != nil {

@@ -54,12 +54,8 @@ func (s Serve) startHTTP(snap *cache.Snapshot, srv *server.Server, metrics *http
 	if (s.HTTPTLSCert == "") != (s.HTTPTLSKey == "") {
 		return nil, errors.New("--http-tls-cert and --http-tls-key must be given together")
 	}
-	if s.HTTPTLSCert != "" {
-		certs, err := httpserver.NewCertReloader(s.HTTPTLSCert, s.HTTPTLSKey)
-		if err != nil {
-			return nil, err
-		}
-		hsrv.TLSConfig = certs.TLSConfig()
+	if err := withTLS(hsrv, s.HTTPTLSCert, s.HTTPTLSKey); err != nil {
+		return nil, err
 	}
 	w, lis, scheme, err := listenAndServe(hsrv, s.HTTPListener, s.HTTPAddr, log)
 	if err != nil {
@@ -67,6 +63,21 @@ func (s Serve) startHTTP(snap *cache.Snapshot, srv *server.Server, metrics *http
 	}
 	log.Info("serving HTTP", "address", lis.Addr().String(), "scheme", scheme, "catalog", name, "url", browseURL(scheme, s.HTTPAddr, lis.Addr()))
 	return w, nil
+}
+
+// withTLS makes hsrv serve HTTPS with the PEM certificate and key files
+// (reloaded when they change) when cert is given; serve's and the hub's
+// --http-tls-cert and --http-tls-key.
+func withTLS(hsrv *http.Server, cert, key string) error {
+	if cert == "" {
+		return nil
+	}
+	certs, err := httpserver.NewCertReloader(cert, key)
+	if err != nil {
+		return err
+	}
+	hsrv.TLSConfig = certs.TLSConfig()
+	return nil
 }
 
 // defaultCatalogName is the catalog directory's name when it can be a
