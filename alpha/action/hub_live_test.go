@@ -254,15 +254,7 @@ spec: {}
 		if err != nil {
 			t.Fatal(err)
 		}
-		var gotJSON, wantJSON any
-		wb, _ := json.Marshal(rep)
-		if err := json.Unmarshal(wb, &wantJSON); err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(body, &gotJSON); err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(gotJSON, wantJSON) {
+		if wb, same := sameAnswer(t, body, rep); !same {
 			t.Errorf("pull %v: the hub answers\n%s\nquery cluster:\n%s", pull, body, wb)
 		}
 	}

@@ -154,15 +154,7 @@ func TestHubCatalogNames(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var g, w any
-		b, _ := json.Marshal(want)
-		if err := json.Unmarshal(body, &g); err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(b, &w); err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(g, w) {
+		if b, same := sameAnswer(t, body, want); !same {
 			t.Errorf("/api/v1/cluster?%s: the hub answers\n%s\nquery cluster:\n%s", tc.query, body, b)
 		}
 	}

@@ -195,15 +195,7 @@ func TestHubCluster(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got, want any
-		if err := json.Unmarshal(body, &got); err != nil {
-			t.Fatal(err)
-		}
-		b, _ := json.Marshal(rep)
-		if err := json.Unmarshal(b, &want); err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(got, want) {
+		if b, same := sameAnswer(t, body, rep); !same {
 			t.Errorf("%s: the hub answers\n%s\nquery cluster:\n%s", tc.query, body, b)
 		}
 	}
@@ -445,4 +437,22 @@ func TestWalkBundlesConcurrent(t *testing.T) {
 	if len(bundles) != len(want) || len(pkgs) != len(cat.Model) {
 		t.Errorf("%d bundles of %d, %d packages of %d", len(bundles), len(want), len(pkgs), len(cat.Model))
 	}
+}
+
+// sameAnswer reports whether the hub's answer body is, as JSON, query
+// cluster's answer rep, and returns rep's JSON (for the message).
+func sameAnswer(t *testing.T, body []byte, rep any) ([]byte, bool) {
+	t.Helper()
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, want any
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatal(err)
+	}
+	return b, reflect.DeepEqual(got, want)
 }
