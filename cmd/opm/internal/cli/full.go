@@ -63,8 +63,7 @@ func leanRoute(args []string) *cobra.Command {
 		}
 	}
 	// A tree of its own, silent: parsing serve's flags here prints nothing.
-	root := New(Streams{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard})
-	flagWarningsTo(root, io.Discard)
+	root := silentTree()
 	path := args
 	switch args[0] {
 	case "help":
@@ -101,15 +100,15 @@ func leanRoute(args []string) *cobra.Command {
 func runFull(ctx context.Context, s Streams, args []string, cmd *cobra.Command) error {
 	err := execFullFor(ctx, s, args, cmd)
 	var ce *childExit
-	if err != nil && cmd.Name() == "serve" && !errors.As(err, &ce) {
+	if err == nil || errors.As(err, &ce) {
+		return err
+	}
+	if cmd.Name() == "serve" {
 		if p, _ := cmd.Flags().GetString("termination-log"); p != "" {
 			_ = os.WriteFile(p, []byte(err.Error()+"\n"), 0o644)
 		}
 	}
-	if err != nil && !errors.As(err, &ce) {
-		return &commandError{err}
-	}
-	return err
+	return &commandError{err}
 }
 
 func execFullFor(ctx context.Context, s Streams, args []string, cmd *cobra.Command) error {
@@ -167,7 +166,7 @@ func leanRanAsFull(args []string) (*cobra.Command, error) {
 		return nil, nil
 	}
 	self, _ := os.Executable()
-	root := New(Streams{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard})
+	root := silentTree()
 	cmd, _, err := root.Find(args)
 	if err != nil {
 		cmd = root
@@ -190,4 +189,12 @@ func fullStarts(s Streams) {
 	if set && build != action.Build() {
 		fmt.Fprintf(s.Err, "warning: %s is build %q, the opm that ran it %q: install both from one build\n", action.FullProgram, action.Build(), build)
 	}
+}
+
+// silentTree is opm's command tree with nothing to read and nowhere to
+// write, flag warnings included: to look a command line up in.
+func silentTree() *cobra.Command {
+	root := New(Streams{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard})
+	flagWarningsTo(root, io.Discard)
+	return root
 }
