@@ -309,7 +309,7 @@ func CheckCRDUpgrades(ctx context.Context, oldCat, newCat *OpenCatalog, inPlace 
 		if err != nil {
 			return nil, err
 		}
-		more, err := inPlaceCRDs(ctx, c, oldIx, ix, changed, func(e UpdateEdge) bool { return had[keyOf(newCat.Model, e)] }, inPlace)
+		more, err := inPlaceCRDs(ctx, c, oldIx, ix, changed, func(e UpdateEdge) bool { return had[keyOf(newCat.Model, e)] })
 		if err != nil {
 			return nil, err
 		}
@@ -347,7 +347,7 @@ func CheckCRDUpgrades(ctx context.Context, oldCat, newCat *OpenCatalog, inPlace 
 // changed in place, from what clusters run (From as OLD holds it, when it
 // does) to To as NEW holds it; for an update OLD had too (hadEdge), only
 // the changes OLD's own comparison did not find are kept.
-func inPlaceCRDs(ctx context.Context, c *crdsafety.Checker, oldIx, newIx *crdsafety.Index, edges []UpdateEdge, hadEdge func(UpdateEdge) bool, inPlace func(pkg, name string) bool) ([]EdgeCRDs, error) {
+func inPlaceCRDs(ctx context.Context, c *crdsafety.Checker, oldIx, newIx *crdsafety.Index, edges []UpdateEdge, hadEdge func(UpdateEdge) bool) ([]EdgeCRDs, error) {
 	out := make([]EdgeCRDs, len(edges))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
