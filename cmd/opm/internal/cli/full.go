@@ -58,8 +58,10 @@ func leanRoute(args []string) *cobra.Command {
 	switch args[0] {
 	case "help", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
 	default:
-		if !slices.Contains(args, "serve") {
-			return nil // nothing to look at: build no tree
+		// Nothing to look at (serve without --http-addr, which has no
+		// short form, as catalog pods run it): build no tree.
+		if !slices.Contains(args, "serve") || !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--http-addr") }) {
+			return nil
 		}
 	}
 	// A tree of its own, silent: parsing serve's flags here prints nothing.
